@@ -1,0 +1,1 @@
+"""The ``learning-memory`` command."""

@@ -1,0 +1,103 @@
+"""``learning-memory serve | worker | call TOOL [JSON] | status | demo``."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import sys
+from collections.abc import Sequence
+
+from shared.settings import ConfigError, get_settings
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="learning-memory", description="A memory that learns, for Claude Code.")
+    sub = parser.add_subparsers(dest="command", required=True)
+    serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
+    serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
+    serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
+    sub.add_parser("worker", help="run the arq worker (both queues)")
+    call = sub.add_parser("call", help="call one tool through a fresh server over stdio; print JSON")
+    call.add_argument("tool")
+    call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
+    sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
+    sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
+    return parser
+
+
+def _serve(transport: str, host: str, port: int) -> int:
+    from server.app import build_server
+
+    settings = get_settings()
+    server = build_server()
+    if transport == "http":
+        from server.http import serve_http
+
+        serve_http(server, settings, host, port)
+    else:
+        server.run("stdio")
+    return 0
+
+
+def _worker() -> int:
+    from arq.worker import run_worker
+
+    from worker.main import WorkerSettings
+
+    run_worker(WorkerSettings)  # type: ignore[arg-type]
+    return 0
+
+
+async def _call(tool: str, arguments: str) -> int:
+    from server.cli.client import result_payload, stdio_session
+
+    try:
+        args = json.loads(arguments)
+    except ValueError as exc:
+        print(f"arguments must be a JSON object: {exc}", file=sys.stderr)
+        return 2
+    if not isinstance(args, dict):
+        print("arguments must be a JSON object", file=sys.stderr)
+        return 2
+    async with stdio_session() as client:
+        result = await client.call_tool(tool, args)
+    print(json.dumps(result_payload(result), indent=2))
+    return 1 if result.is_error else 0
+
+
+async def _status() -> int:
+    from server.cli.status import collect_status
+
+    print(json.dumps(await collect_status(get_settings()), indent=2))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    try:
+        settings = get_settings()
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    from shared.log import configure_logging
+
+    configure_logging(settings.log_level)
+    try:
+        if args.command == "serve":
+            return _serve(args.transport, args.host, args.port)
+        if args.command == "worker":
+            return _worker()
+        if args.command == "call":
+            return asyncio.run(_call(args.tool, args.arguments))
+        if args.command == "status":
+            return asyncio.run(_status())
+        from server.cli.demo import run_demo
+
+        return asyncio.run(run_demo())
+    except ConfigError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130

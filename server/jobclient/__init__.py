@@ -1,0 +1,46 @@
+"""Choosing the job client for the configured queue mode."""
+
+from __future__ import annotations
+
+from redis.exceptions import RedisError
+
+from server.autostart import ensure_worker
+from server.jobclient.arq_client import ArqJobClient, connect
+from server.jobclient.base import JobClient, JobStillRunning, run_job
+from server.jobclient.inline import InlineJobClient
+from shared.log import get_logger
+from shared.settings import Settings
+
+__all__ = ["JobClient", "JobStillRunning", "create_job_client", "run_job"]
+
+log = get_logger(__name__)
+# `auto` must decide fast: a local Redis answers in well under a millisecond.
+AUTO_PROBE_TIMEOUT_S = 0.5
+
+
+async def _redis_answers(settings: Settings) -> bool:
+    redis = connect(settings, connect_timeout_s=AUTO_PROBE_TIMEOUT_S)
+    try:
+        return bool(await redis.ping())
+    except (RedisError, OSError):
+        return False
+    finally:
+        await redis.aclose(close_connection_pool=True)
+
+
+async def create_job_client(settings: Settings) -> JobClient:
+    mode = settings.queue
+    if mode == "auto":
+        mode = "arq" if await _redis_answers(settings) else "inline"
+        log.info("queue.mode_chosen", mode=mode, redis_url=settings.redis_url)
+    if mode == "inline":
+        return InlineJobClient(settings)
+
+    redis = connect(settings)
+
+    async def start_worker() -> bool:
+        return await ensure_worker(redis, settings) if settings.autostart_worker else False
+
+    client = ArqJobClient(settings, redis, ensure_worker=start_worker)
+    await start_worker()
+    return client

@@ -1,0 +1,47 @@
+"""What the lifespan builds once and every tool reaches through its context."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+from server.jobclient import JobClient, create_job_client, run_job
+from shared.jobs import JobProgress, JobSpec
+from shared.settings import Settings, get_settings
+
+Resp = TypeVar("Resp", bound=BaseModel)
+
+
+@dataclass
+class AppContext:
+    settings: Settings
+    jobs: JobClient
+
+
+@asynccontextmanager
+async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
+    settings = get_settings()
+    jobs = await create_job_client(settings)
+    try:
+        yield AppContext(settings=settings, jobs=jobs)
+    finally:
+        await jobs.close()
+
+
+def app_context(ctx: Context[AppContext, Any]) -> AppContext:
+    return ctx.request_context.lifespan_context
+
+
+async def await_job(ctx: Context[AppContext, Any], spec: JobSpec[Any, Resp], request: BaseModel) -> Resp:
+    """Run a job for a tool, relaying its progress to the client while it runs."""
+    app = app_context(ctx)
+
+    async def relay(progress: JobProgress) -> None:
+        await ctx.report_progress(progress.current, progress.total, progress.message)
+
+    return await run_job(app.jobs, spec, request, timeout_s=app.settings.tool_wait_s, on_progress=relay)

@@ -1,0 +1,90 @@
+"""The single mapping from failures to MCP tool errors.
+
+A failed call is ``isError: true`` with the text ``{"error": {"type", "message"}}``.
+Two paths lead here: our tools' own failures (:func:`guarded` wraps every tool), and
+the SDK's (arguments that fail the input schema, an unknown tool), which reach us only
+as text and are rewritten by :class:`ToolErrorMiddleware`.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, ParamSpec
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.types import CallToolResult, TextContent
+
+from server.jobclient import JobStillRunning
+from shared.errors import InternalError, LmsError, NotFoundError, ValidationError
+from shared.log import get_logger
+
+log = get_logger(__name__)
+P = ParamSpec("P")
+_SDK_PREFIX = "Error executing tool "
+
+
+def error_result(error: LmsError) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(error.to_payload()))],
+        is_error=True,
+    )
+
+
+def still_running(job_id: str) -> dict[str, Any]:
+    return {
+        "status": "running",
+        "job_id": job_id,
+        "message": "The job is still running; call get_job_status with this job_id for progress and result.",
+    }
+
+
+def guarded(fn: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[Any]]:
+    @functools.wraps(fn)
+    async def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
+        try:
+            return await fn(*args, **kwargs)
+        except JobStillRunning as exc:
+            return still_running(exc.job_id)
+        except LmsError as exc:
+            log.info("tool.error", tool=fn.__name__, type=exc.type, message=exc.message)
+            return error_result(exc)
+        except Exception:
+            log.exception("tool.unexpected_error", tool=fn.__name__)
+            return error_result(InternalError())
+
+    return wrapper
+
+
+def _from_sdk_text(text: str) -> LmsError:
+    if text.startswith("Unknown tool:"):
+        return NotFoundError(text)
+    if text.startswith(_SDK_PREFIX) and ": " in text:
+        # The SDK's own wording for arguments that fail the tool's input schema.
+        name, _, detail = text[len(_SDK_PREFIX) :].partition(": ")
+        lines = [line.strip() for line in detail.splitlines() if line.strip()]
+        lines = [line for line in lines if not line.startswith("For further information")]
+        return ValidationError(f"Invalid arguments for {name}: " + " ".join(lines))
+    return InternalError()
+
+
+def _is_ours(text: str) -> bool:
+    try:
+        body = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(body, dict) and "error" in body
+
+
+class ToolErrorMiddleware:
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        # By now the result is shaped for the wire: a dict in the protocol's own names.
+        if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
+            return result
+        blocks = result.get("content") or []
+        text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+        if _is_ours(text):
+            return result
+        return error_result(_from_sdk_text(text)).model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -1,0 +1,12 @@
+"""Tool modules; each registers its tools on the server."""
+
+from __future__ import annotations
+
+from mcp.server.mcpserver import MCPServer
+
+from server.services import AppContext
+from server.tools import system
+
+
+def register_all(server: MCPServer[AppContext]) -> None:
+    system.register(server)

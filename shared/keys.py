@@ -1,0 +1,62 @@
+"""Every Redis key and channel we own, in one place, under one namespace.
+
+arq's own keys (``arq:job:<id>``, ``arq:result:<id>``, ``arq:in-progress:<id>``) are
+global but keyed by random job ids; queue names carry the namespace.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Queue(StrEnum):
+    INTERACTIVE = "interactive"  # searches and single embeds: short, latency-bound
+    BATCH = "batch"  # indexing, clustering, re-persistence: long, throughput-bound
+
+
+@dataclass(frozen=True)
+class Keys:
+    namespace: str
+
+    def queue(self, queue: Queue) -> str:
+        return f"{self.namespace}:queue:{queue.value}"
+
+    @property
+    def queues(self) -> tuple[str, ...]:
+        return tuple(self.queue(q) for q in Queue)
+
+    @property
+    def wake_channel(self) -> str:
+        """Pub/sub channel an enqueue publishes the queue name on, so idle workers poll at once."""
+        return f"{self.namespace}:wake"
+
+    def done(self, job_id: str) -> str:
+        """A list the worker pushes to when a job has its result: waiters BLPOP it."""
+        return f"{self.namespace}:done:{job_id}"
+
+    def progress(self, job_id: str) -> str:
+        return f"{self.namespace}:progress:{job_id}"
+
+    def worker(self, worker_id: str) -> str:
+        """A worker's heartbeat (JSON identity, with a TTL)."""
+        return f"{self.namespace}:worker:{worker_id}"
+
+    @property
+    def workers(self) -> str:
+        """Set of worker ids that have started and not yet been reaped."""
+        return f"{self.namespace}:workers"
+
+    def running(self, worker_id: str) -> str:
+        """Set of job ids a worker has started, so a crashed worker's jobs can be reclaimed."""
+        return f"{self.namespace}:running:{worker_id}"
+
+    @property
+    def autostart_lock(self) -> str:
+        return f"{self.namespace}:autostart-lock"
+
+
+# arq's fixed key prefixes (arq.constants), named here so no module spells them.
+ARQ_JOB_PREFIX = "arq:job:"
+ARQ_RESULT_PREFIX = "arq:result:"
+ARQ_IN_PROGRESS_PREFIX = "arq:in-progress:"

@@ -1,0 +1,100 @@
+"""Settings, read once from ``LMS_*`` environment variables.
+
+A bad value must stop start-up with a message that names the variable, so
+:func:`load_settings` turns pydantic's error into a :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+ENV_PREFIX = "LMS_"
+QueueMode = Literal["auto", "arq", "inline"]
+LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+
+
+def _default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "learning-memory"
+
+
+class ConfigError(Exception):
+    """The environment holds a value we cannot start with."""
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, extra="ignore", frozen=True)
+
+    redis_url: str = "redis://127.0.0.1:6379/0"
+    queue: QueueMode = "auto"
+    data_dir: Path = Field(default_factory=_default_data_dir)
+    journal_dir: Path = Path(".claude/journal")
+    qdrant_url: str | None = None
+    embedding_model: str = "all-MiniLM-L6-v2"
+    repo_path: Path = Field(default_factory=Path.cwd)
+    log_level: LogLevel = "INFO"
+
+    # Prefix of every Redis key and queue we own, so installations (and test runs)
+    # can share one Redis without seeing each other's jobs.
+    namespace: str = Field(default="lms", pattern=r"^[A-Za-z0-9_.-]{1,64}$")
+    auth_token: SecretStr | None = None
+    autostart_worker: bool = True
+    # How long a tool waits for its job before answering with a job id instead.
+    tool_wait_s: float = Field(default=45.0, gt=0, le=3600)
+    # How long a job may sit with no live worker before the tool says so.
+    worker_start_grace_s: float = Field(default=30.0, gt=0, le=600)
+    heartbeat_interval_s: float = Field(default=2.0, gt=0, le=60)
+    interactive_concurrency: int = Field(default=8, ge=1, le=256)
+    batch_concurrency: int = Field(default=1, ge=1, le=64)
+
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_scheme(cls, value: str) -> str:
+        if not value.startswith(("redis://", "rediss://", "unix://")):
+            raise ValueError("must start with redis://, rediss:// or unix://")
+        return value
+
+    @field_validator("qdrant_url")
+    @classmethod
+    def _qdrant_scheme(cls, value: str | None) -> str | None:
+        if value in (None, ""):
+            return None
+        assert value is not None
+        if not value.startswith(("http://", "https://", ":memory:")):
+            raise ValueError("must be an http(s):// URL of a Qdrant server")
+        return value
+
+    @property
+    def log_dir(self) -> Path:
+        return self.data_dir / "logs"
+
+    @property
+    def heartbeat_ttl_s(self) -> float:
+        # Several missed beats before a worker counts as dead: a busy loop is not a dead one.
+        return self.heartbeat_interval_s * 5
+
+
+def load_settings(**overrides: object) -> Settings:
+    """Read settings from the environment; raise ConfigError naming the bad variables."""
+    try:
+        return Settings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(part) for part in err["loc"])
+            got = err.get("input")
+            shown = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
+            problems.append(f"{ENV_PREFIX}{field.upper()}: {err['msg']}{shown}")
+        raise ConfigError("Invalid configuration: " + "; ".join(problems)) from None
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    """The process-wide settings (read once)."""
+    return load_settings()

@@ -1,0 +1,23 @@
+"""What workers record in Redis for others to read: heartbeats and job progress."""
+
+from __future__ import annotations
+
+from redis.asyncio import Redis
+
+from shared import codec
+from shared.jobs import JobProgress, WorkerIdentity
+from shared.keys import Keys
+
+
+async def live_workers(redis: Redis, keys: Keys) -> list[WorkerIdentity]:
+    """Identities of workers whose heartbeat is current."""
+    ids = [raw.decode() for raw in await redis.smembers(keys.workers)]
+    if not ids:
+        return []
+    beats = await redis.mget([keys.worker(worker_id) for worker_id in ids])
+    return [WorkerIdentity.model_validate(codec.loads(beat)) for beat in beats if beat is not None]
+
+
+async def read_progress(redis: Redis, keys: Keys, job_id: str) -> JobProgress | None:
+    raw = await redis.get(keys.progress(job_id))
+    return None if raw is None else JobProgress.model_validate(codec.loads(raw))

@@ -1,0 +1,1 @@
+"""The arq worker: runs every job that embeds, touches vectors, git history, clustering or indexing."""

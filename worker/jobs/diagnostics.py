@@ -1,0 +1,27 @@
+"""Jobs that prove the pipeline works: a no-op for latency, and ping for identity and recovery."""
+
+from __future__ import annotations
+
+import asyncio
+
+from shared.jobs import NOOP, PING, PING_BATCH, NoopRequest, NoopResponse, PingRequest, PingResponse
+from worker.context import JobContext
+from worker.registry import job
+
+
+@job(NOOP)
+async def noop(ctx: JobContext, request: NoopRequest) -> NoopResponse:
+    return NoopResponse()
+
+
+@job(PING)
+@job(PING_BATCH)
+async def ping(ctx: JobContext, request: PingRequest) -> PingResponse:
+    if request.delay_ms:
+        total = request.delay_ms / 1000
+        steps = max(1, min(20, request.delay_ms // 250))
+        await ctx.report(0, total, "holding the job")
+        for step in range(1, steps + 1):
+            await asyncio.sleep(total / steps)
+            await ctx.report(total * step / steps, total, "holding the job")
+    return PingResponse(worker=ctx.services.identity, job_id=ctx.job_id, job_try=ctx.job_try)

@@ -1,0 +1,106 @@
+"""The worker process: one queue worker per queue in one event loop, plus wake-ups and heartbeat.
+
+arq runs a single queue per ``Worker``, and ``arq worker.main.WorkerSettings`` always
+builds a plain ``Worker``. So that both ``arq ...`` and ``learning-memory worker`` run the
+very same thing, the plain worker is only a shell: its ``on_startup`` hook is
+:func:`run_worker_process`, which builds the services once and then runs the real
+queue workers until the shell is told to stop (SIGTERM/SIGINT cancel it), when it
+lets running jobs finish for a grace period and puts the rest back on their queues.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import Any
+
+from arq.connections import ArqRedis
+
+from shared import codec
+from shared.keys import Keys, Queue
+from shared.log import configure_logging, get_logger
+from shared.settings import get_settings
+from worker.arq_jobs import arq_functions
+from worker.context import WorkerServices
+from worker.heartbeat import Heartbeat
+from worker.queue_worker import QueueWorker
+from worker.wake import listen_for_wakeups
+
+log = get_logger(__name__)
+
+# Fallback poll while idle: deferred retries and missed wake-ups wait at most this long.
+IDLE_POLL_S = 2.0
+HEALTH_CHECK_INTERVAL_S = 5
+SHUTDOWN_GRACE_S = 10.0
+KEEP_RESULT_S = 3600
+
+
+def build_queue_workers(
+    redis: ArqRedis, keys: Keys, services: WorkerServices, ctx: dict[str, Any]
+) -> dict[Queue, QueueWorker]:
+    settings = services.settings
+    concurrency = {Queue.INTERACTIVE: settings.interactive_concurrency, Queue.BATCH: settings.batch_concurrency}
+    return {
+        queue: QueueWorker(
+            arq_functions(queue),
+            keys=keys,
+            worker_id=services.identity.id,
+            queue_name=keys.queue(queue),
+            redis_pool=redis,
+            ctx=ctx,
+            max_jobs=concurrency[queue],
+            poll_delay=IDLE_POLL_S,
+            health_check_interval=HEALTH_CHECK_INTERVAL_S,
+            keep_result=KEEP_RESULT_S,
+            job_serializer=codec.dumps,
+            job_deserializer=codec.loads,
+        )
+        for queue in Queue
+    }
+
+
+async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    keys = Keys(settings.namespace)
+    redis: ArqRedis = shell_ctx["redis"]
+    services = WorkerServices(settings)
+    ctx: dict[str, Any] = {"redis": redis, "keys": keys, "services": services}
+    workers = build_queue_workers(redis, keys, services, ctx)
+
+    def wake_all() -> None:
+        for worker in workers.values():
+            worker.wake.set()
+
+    heartbeat = Heartbeat(
+        redis,
+        keys,
+        services.identity,
+        interval_s=settings.heartbeat_interval_s,
+        ttl_s=settings.heartbeat_ttl_s,
+        on_reclaim=wake_all,
+    )
+    await heartbeat.beat()
+    log.info("worker.started", worker=services.identity.id, queues=[w.queue_name for w in workers.values()])
+    events = {worker.queue_name: worker.wake for worker in workers.values()}
+    helpers = [
+        asyncio.create_task(listen_for_wakeups(redis, keys.wake_channel, events), name="wake-listener"),
+        asyncio.create_task(heartbeat.run(), name="heartbeat"),
+    ]
+    loops = [asyncio.create_task(worker.main(), name=f"queue-{queue}") for queue, worker in workers.items()]
+    try:
+        await asyncio.gather(*loops)
+    except asyncio.CancelledError:
+        log.info("worker.stopping", grace_s=SHUTDOWN_GRACE_S)
+        for loop in loops:
+            loop.cancel()
+        await asyncio.gather(*(worker.stop(SHUTDOWN_GRACE_S) for worker in workers.values()))
+        raise
+    finally:
+        for task in helpers:
+            task.cancel()
+        await asyncio.gather(*helpers, return_exceptions=True)
+        with contextlib.suppress(Exception):
+            await heartbeat.stop()
+        await services.close()
+        log.info("worker.stopped", worker=services.identity.id)
