@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Callable
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,14 +23,21 @@ class AppContext:
     jobs: JobClient
 
 
-@asynccontextmanager
-async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
-    settings = get_settings()
-    jobs = await create_job_client(settings)
-    try:
-        yield AppContext(settings=settings, jobs=jobs)
-    finally:
-        await jobs.close()
+def make_lifespan(
+    settings: Settings | None = None,
+) -> Callable[[MCPServer[AppContext]], AbstractAsyncContextManager[AppContext]]:
+    """The lifespan builds the services once; ``settings`` default to the environment's."""
+
+    @asynccontextmanager
+    async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
+        resolved = settings or get_settings()
+        jobs = await create_job_client(resolved)
+        try:
+            yield AppContext(settings=resolved, jobs=jobs)
+        finally:
+            await jobs.close()
+
+    return lifespan
 
 
 def app_context(ctx: Context[AppContext, Any]) -> AppContext:

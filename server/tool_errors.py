@@ -84,7 +84,9 @@ class ToolErrorMiddleware:
         if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
             return result
         blocks = result.get("content") or []
-        text = "".join(str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text")
+        text = "".join(
+            str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
+        )
         if _is_ours(text):
             return result
         return error_result(_from_sdk_text(text)).model_dump(by_alias=True, mode="json", exclude_none=True)

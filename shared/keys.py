@@ -31,6 +31,11 @@ class Keys:
         """Pub/sub channel an enqueue publishes the queue name on, so idle workers poll at once."""
         return f"{self.namespace}:wake"
 
+    def job_id(self, chosen: str) -> str:
+        """A caller-chosen (deterministic) job id, made unique to this namespace."""
+        prefix = f"{self.namespace}."
+        return chosen if chosen.startswith(prefix) else prefix + chosen
+
     def done(self, job_id: str) -> str:
         """A list the worker pushes to when a job has its result: waiters BLPOP it."""
         return f"{self.namespace}:done:{job_id}"

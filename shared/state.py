@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
+from typing import cast
+
 from redis.asyncio import Redis
 
 from shared import codec
@@ -9,9 +12,14 @@ from shared.jobs import JobProgress, WorkerIdentity
 from shared.keys import Keys
 
 
+async def smembers(redis: Redis, key: str) -> set[bytes]:
+    # redis-py types set commands as sync-or-async; on an asyncio client they are awaitable.
+    return await cast(Awaitable[set[bytes]], redis.smembers(key))
+
+
 async def live_workers(redis: Redis, keys: Keys) -> list[WorkerIdentity]:
     """Identities of workers whose heartbeat is current."""
-    ids = [raw.decode() for raw in await redis.smembers(keys.workers)]
+    ids = [raw.decode() for raw in await smembers(redis, keys.workers)]
     if not ids:
         return []
     beats = await redis.mget([keys.worker(worker_id) for worker_id in ids])

@@ -23,7 +23,7 @@ def arq_function(spec: JobSpec[Any, Any]) -> Function:
         )
         return await execute(spec, payload, job_ctx)
 
-    return func(run, name=spec.name, timeout=spec.timeout_s, max_tries=spec.max_tries)  # type: ignore[no-any-return]
+    return func(run, name=spec.name, timeout=spec.timeout_s, max_tries=spec.max_tries)
 
 
 def arq_functions(queue: Queue | None = None) -> list[Function]:

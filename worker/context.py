@@ -15,7 +15,9 @@ from shared.settings import Settings
 
 
 class ProgressReporter(Protocol):
-    async def __call__(self, current: float, total: float | None = None, message: str | None = None) -> None: ...
+    async def __call__(
+        self, current: float, total: float | None = None, message: str | None = None
+    ) -> None: ...
 
 
 async def no_progress(current: float, total: float | None = None, message: str | None = None) -> None:

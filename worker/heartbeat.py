@@ -18,6 +18,7 @@ from shared import codec
 from shared.jobs import WorkerIdentity
 from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_RESULT_PREFIX, Keys
 from shared.log import get_logger
+from shared.state import smembers
 
 log = get_logger(__name__)
 
@@ -43,19 +44,23 @@ class Heartbeat:
     async def beat(self) -> None:
         async with self._redis.pipeline(transaction=False) as pipe:
             # The heartbeat goes first: a registered worker is never seen without one.
-            pipe.set(self._keys.worker(self._identity.id), codec.dumps(self._identity.model_dump()), px=self._ttl_ms)
+            pipe.set(
+                self._keys.worker(self._identity.id),
+                codec.dumps(self._identity.model_dump()),
+                px=self._ttl_ms,
+            )
             pipe.sadd(self._keys.workers, self._identity.id)
             await pipe.execute()
 
     async def reclaim(self) -> int:
         """Release the jobs of registered workers that have no heartbeat; return how many."""
         released = 0
-        for raw_id in await self._redis.smembers(self._keys.workers):
+        for raw_id in await smembers(self._redis, self._keys.workers):
             worker_id = raw_id.decode()
             if worker_id == self._identity.id or await self._redis.exists(self._keys.worker(worker_id)):
                 continue
             running_key = self._keys.running(worker_id)
-            for raw_job in await self._redis.smembers(running_key):
+            for raw_job in await smembers(self._redis, running_key):
                 job_id = raw_job.decode()
                 if not await self._redis.exists(ARQ_RESULT_PREFIX + job_id):
                     released += await self._redis.delete(ARQ_IN_PROGRESS_PREFIX + job_id)
@@ -85,4 +90,3 @@ class Heartbeat:
             pipe.delete(self._keys.running(self._identity.id))
             pipe.srem(self._keys.workers, self._identity.id)
             await pipe.execute()
-

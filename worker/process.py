@@ -39,7 +39,10 @@ def build_queue_workers(
     redis: ArqRedis, keys: Keys, services: WorkerServices, ctx: dict[str, Any]
 ) -> dict[Queue, QueueWorker]:
     settings = services.settings
-    concurrency = {Queue.INTERACTIVE: settings.interactive_concurrency, Queue.BATCH: settings.batch_concurrency}
+    concurrency = {
+        Queue.INTERACTIVE: settings.interactive_concurrency,
+        Queue.BATCH: settings.batch_concurrency,
+    }
     return {
         queue: QueueWorker(
             arq_functions(queue),
@@ -81,6 +84,9 @@ async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
         on_reclaim=wake_all,
     )
     await heartbeat.beat()
+    # The autostart lock only guards start-up: with this worker alive, free it so that a
+    # server can start a replacement at once if this worker later dies.
+    await redis.delete(keys.autostart_lock)
     log.info("worker.started", worker=services.identity.id, queues=[w.queue_name for w in workers.values()])
     events = {worker.queue_name: worker.wake for worker in workers.values()}
     helpers = [

@@ -29,4 +29,3 @@ class RedisProgress:
         self._last = now
         progress = JobProgress(current=current, total=total, message=message)
         await self._redis.set(self._key, codec.dumps(progress.model_dump()), ex=PROGRESS_TTL_S)
-

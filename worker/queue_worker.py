@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from typing import Any
+from collections.abc import Awaitable
+from typing import Any, cast
 
 from arq.worker import Worker
 
@@ -22,7 +23,7 @@ from shared.keys import Keys
 DONE_TTL_S = 600
 
 
-class QueueWorker(Worker):  # type: ignore[misc]
+class QueueWorker(Worker):
     def __init__(self, *args: Any, keys: Keys, worker_id: str, **kwargs: Any) -> None:
         super().__init__(*args, handle_signals=False, **kwargs)
         self.keys = keys
@@ -45,11 +46,9 @@ class QueueWorker(Worker):  # type: ignore[misc]
         self.wake.set()
 
     async def _mark_running(self, ctx: dict[str, Any]) -> None:
-        await self.pool.sadd(self.keys.running(self.worker_id), ctx["job_id"])
+        await cast(Awaitable[int], self.pool.sadd(self.keys.running(self.worker_id), ctx["job_id"]))
 
-    async def finish_job(
-        self, job_id: str, finish: bool, result_data: bytes | None, *args: Any
-    ) -> None:
+    async def finish_job(self, job_id: str, finish: bool, result_data: bytes | None, *args: Any) -> None:
         await super().finish_job(job_id, finish, result_data, *args)
         await self._signal(job_id, result_data if finish else None)
 

@@ -24,12 +24,12 @@ async def listen_for_wakeups(redis: Redis, channel: str, events: Mapping[str, as
                 event.set()
             async for message in pubsub.listen():
                 if message.get("type") == "message":
-                    event = events.get(message["data"].decode())
-                    if event is not None:
-                        event.set()
+                    woken = events.get(message["data"].decode())
+                    if woken is not None:
+                        woken.set()
         except (RedisError, OSError) as exc:
             log.warning("worker.wake_listener_lost", error=str(exc))
         finally:
-            await pubsub.aclose()
+            await pubsub.aclose()  # type: ignore[no-untyped-call]
         # Polling goes on meanwhile at the fallback pace; reconnect without spinning.
         await asyncio.sleep(RETRY_DELAY_S)

@@ -12,7 +12,9 @@ from shared.settings import ConfigError, get_settings
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="learning-memory", description="A memory that learns, for Claude Code.")
+    parser = argparse.ArgumentParser(
+        prog="learning-memory", description="A memory that learns, for Claude Code."
+    )
     sub = parser.add_subparsers(dest="command", required=True)
     serve = sub.add_parser("serve", help="run the MCP server (stdio by default)")
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")

@@ -49,5 +49,7 @@ async def collect_status(settings: Settings) -> dict[str, Any]:
     effective = settings.queue if settings.queue != "auto" else ("arq" if reachable else "inline")
     report["queue_mode"]["effective"] = effective
     if effective == "arq" and not report["workers"]:
-        report["hint"] = "No worker is running: `learning-memory serve` starts one, or run `learning-memory worker`."
+        report["hint"] = (
+            "No worker is running: `learning-memory serve` starts one, or run `learning-memory worker`."
+        )
     return report

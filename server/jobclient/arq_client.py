@@ -12,7 +12,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, cast
 
 from arq.connections import ArqRedis
 from arq.jobs import serialize_job
@@ -22,6 +22,7 @@ from redis.exceptions import RedisError
 
 from server.jobclient.base import (
     JobStillRunning,
+    Mode,
     ProgressCallback,
     Resp,
     decode_envelope,
@@ -59,7 +60,7 @@ def _ms_to_dt(ms: Any) -> datetime | None:
 
 
 class ArqJobClient:
-    mode = "arq"
+    mode: Mode = "arq"
 
     def __init__(
         self,
@@ -84,6 +85,8 @@ class ArqJobClient:
         try:
             if job_id is not None:
                 # A caller-chosen id may exist already: arq's checked enqueue makes it idempotent.
+                # arq's job keys are global, so the id is namespaced like everything else.
+                job_id = self._keys.job_id(job_id)
                 await self.redis.enqueue_job(spec.name, payload, _job_id=job_id, _queue_name=queue)
                 await self.redis.publish(self._keys.wake_channel, queue)
                 return job_id
@@ -124,7 +127,11 @@ class ArqJobClient:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise JobStillRunning(job_id)
-            popped = await self.redis.blpop([self._keys.done(job_id)], timeout=min(remaining, WAIT_SLICE_S))
+            popped = await cast(
+                Awaitable[list[bytes] | None],
+                # BLPOP takes fractions of a second (Redis >= 6); redis-py's hint says int.
+                self.redis.blpop([self._keys.done(job_id)], timeout=min(remaining, WAIT_SLICE_S)),  # type: ignore[arg-type]
+            )
             # The worker pushes the result itself; the result key covers a push we missed.
             raw = popped[1] if popped else await self.redis.get(ARQ_RESULT_PREFIX + job_id)
             if raw is not None:

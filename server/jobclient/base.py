@@ -26,7 +26,9 @@ class JobStillRunning(Exception):
 class JobClient(Protocol):
     mode: Mode
 
-    async def submit(self, spec: JobSpec[Any, Any], request: BaseModel, *, job_id: str | None = None) -> str: ...
+    async def submit(
+        self, spec: JobSpec[Any, Any], request: BaseModel, *, job_id: str | None = None
+    ) -> str: ...
 
     async def wait(
         self,

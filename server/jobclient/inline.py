@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from server.jobclient.base import JobStillRunning, ProgressCallback, Resp, decode_envelope
+from server.jobclient.base import JobStillRunning, Mode, ProgressCallback, Resp, decode_envelope
 from shared.errors import InternalError
 from shared.jobs import JobProgress, JobSpec, JobStatus
 from shared.log import get_logger
@@ -41,7 +41,7 @@ class InlineJob:
 
 
 class InlineJobClient:
-    mode = "inline"
+    mode: Mode = "inline"
 
     def __init__(self, settings: Settings) -> None:
         self._settings = settings

@@ -16,7 +16,9 @@ from shared.jobs import PING, PingRequest
 
 JobId = Annotated[
     str,
-    Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$", description="The job id a tool returned."),
+    Field(
+        min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$", description="The job id a tool returned."
+    ),
 ]
 
 
@@ -59,5 +61,7 @@ def register(server: MCPServer[AppContext]) -> None:
     async def get_job_status(ctx: Context[AppContext, Any], job_id: JobId) -> dict[str, Any]:
         status = await app_context(ctx).jobs.status(job_id)
         if status.state == "not_found":
-            raise NotFoundError(f"No job {job_id!r}: it never existed, or its result has expired (kept one hour).")
+            raise NotFoundError(
+                f"No job {job_id!r}: it never existed, or its result has expired (kept one hour)."
+            )
         return status.model_dump(mode="json", exclude_none=True)

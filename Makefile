@@ -1,0 +1,60 @@
+# Two commands do all set-up on a fresh machine:
+#   make run   installs everything into .venv and runs a scripted MCP session (embedded default)
+#   make test  installs the dev extras and runs lint, types and the whole test suite
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+REDIS_HOST := 127.0.0.1
+REDIS_PORT := 6379
+
+.PHONY: run test install redis lint typecheck bench clean
+
+$(STAMP): pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	# torch's CPU build first: left to resolve it alone, pip pulls several GB of CUDA wheels.
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@
+
+install: $(STAMP)
+
+# Use the Redis at 127.0.0.1:6379 when it answers; else start redis-server, installing it if absent.
+redis:
+	@if (exec 3<>/dev/tcp/$(REDIS_HOST)/$(REDIS_PORT)) 2>/dev/null; then \
+		echo "redis: using $(REDIS_HOST):$(REDIS_PORT)"; \
+	else \
+		if ! command -v redis-server >/dev/null; then \
+			$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq redis-server; \
+		fi; \
+		redis-server --daemonize yes --bind $(REDIS_HOST) --port $(REDIS_PORT) --save "" --appendonly no \
+			--dir /tmp --logfile /tmp/lms-redis.log; \
+		for _ in $$(seq 100); do (exec 3<>/dev/tcp/$(REDIS_HOST)/$(REDIS_PORT)) 2>/dev/null && break; sleep 0.1; done; \
+		(exec 3<>/dev/tcp/$(REDIS_HOST)/$(REDIS_PORT)) 2>/dev/null || { echo "redis-server did not start"; exit 1; }; \
+		echo "redis: started redis-server on $(REDIS_HOST):$(REDIS_PORT)"; \
+	fi
+
+run: install redis
+	$(BIN)/learning-memory demo
+
+lint: install
+	$(BIN)/ruff check server worker shared tests bench
+	$(BIN)/ruff format --check server worker shared tests bench
+
+typecheck: install
+	$(BIN)/mypy server worker shared
+
+# pytest exits 5 when it collected nothing: that is a failure here, not a pass.
+test: install redis lint typecheck
+	@rm -f .coverage .coverage.*
+	@$(BIN)/pytest --cov --cov-report=term --cov-fail-under=90; rc=$$?; \
+		if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
+
+bench: install redis
+	$(BIN)/python -m bench all
+
+clean:
+	rm -rf $(VENV) .coverage .coverage.* .pytest_cache .mypy_cache .ruff_cache

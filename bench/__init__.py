@@ -1,0 +1,6 @@
+"""Benchmarks: ``python -m bench <name>`` runs one, ``python -m bench all`` runs every one.
+
+Each benchmark is a module ``bench/<name>.py`` exposing ``add_arguments(parser)`` and
+``async def run(args) -> dict``; it prints its own table and its result is written,
+with a block describing the machine, to ``<out>/<name>.json``.
+"""

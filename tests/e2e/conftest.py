@@ -1,0 +1,50 @@
+"""End-to-end fixtures: the real ``learning-memory serve`` over stdio, as Claude Code runs it."""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
+
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from redis import Redis as SyncRedis
+
+from shared.keys import Keys
+from tests.conftest import REDIS_URL
+
+
+def server_params(env: dict[str, str]) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=env.get("PYTHON", "python"), args=["-m", "server.cli", "serve"], env=env
+    )
+
+
+@asynccontextmanager
+async def stdio_client(env: dict[str, str]) -> AsyncIterator[Client]:
+    # Entered inside each test: anyio's task group must exit in the task that entered it.
+    import sys
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "serve"], env=env)
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+@pytest.fixture(autouse=True)
+def reap_autostarted_workers(namespace: str) -> Iterator[None]:
+    """Workers that ``serve`` started detach from the test; stop them by their heartbeats."""
+    yield
+    redis = SyncRedis.from_url(REDIS_URL)
+    keys = Keys(namespace)
+    for raw in redis.smembers(keys.workers):  # type: ignore[union-attr]
+        beat = redis.get(keys.worker(raw.decode()))
+        if beat is not None:
+            import json
+
+            try:
+                os.kill(json.loads(beat)["pid"], signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+    redis.close()

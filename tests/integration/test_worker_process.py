@@ -1,0 +1,193 @@
+"""A real worker process, a real redis-server, and the arq job client."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import subprocess
+import sys
+
+import pytest
+from redis.asyncio import Redis
+
+from server.jobclient import JobStillRunning, run_job
+from server.jobclient.arq_client import ArqJobClient
+from shared.errors import UnavailableError
+from shared.jobs import NOOP, PING, PING_BATCH, JobProgress, NoopRequest, PingRequest
+from shared.keys import Keys
+from shared.settings import Settings
+from tests.conftest import WorkerFactory, wait_for_worker
+from tests.helpers import stop_process, wait_for
+
+pytestmark = pytest.mark.redis
+
+
+async def _in_progress(client: ArqJobClient, job_id: str) -> bool:
+    return (await client.status(job_id)).state == "in_progress"
+
+
+async def test_ping_round_trip_reports_the_worker(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> None:
+    proc = worker_factory()
+    await wait_for_worker(redis, settings.namespace, proc.pid)
+    client = ArqJobClient(settings)
+    try:
+        answer = await run_job(client, PING, PingRequest(), timeout_s=10)
+        assert answer.worker.pid == proc.pid
+        assert answer.job_try == 1
+        status = await client.status(answer.job_id)
+        assert status.state == "complete"
+        assert status.result is not None and status.result["worker"]["pid"] == proc.pid
+        assert status.enqueued_at is not None and status.finished_at is not None
+        for _ in range(50):  # many in a row: no wake-up is ever lost
+            await run_job(client, NOOP, NoopRequest(), timeout_s=10)
+        assert [w["pid"] for w in await client.worker_info()] == [proc.pid]
+    finally:
+        await client.close()
+
+
+async def test_progress_is_relayed_and_budget_returns_job_id(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> None:
+    worker_factory()
+    await wait_for_worker(redis, settings.namespace)
+    client = ArqJobClient(settings)
+    seen: list[JobProgress] = []
+
+    async def on_progress(progress: JobProgress) -> None:
+        seen.append(progress)
+
+    try:
+        job_id = await client.submit(PING, PingRequest(delay_ms=2500))
+        with pytest.raises(JobStillRunning):
+            await client.wait(PING, job_id, timeout_s=1.2, on_progress=on_progress)
+        assert seen and seen[-1].total == 2.5
+        status = await client.status(job_id)
+        assert status.state == "in_progress" and status.progress is not None
+        answer = await client.wait(PING, job_id, timeout_s=10)
+        assert answer.job_id == job_id
+    finally:
+        await client.close()
+
+
+async def test_a_long_batch_job_does_not_delay_interactive_jobs(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> None:
+    worker_factory()
+    await wait_for_worker(redis, settings.namespace)
+    client = ArqJobClient(settings)
+    try:
+        batch = [await client.submit(PING_BATCH, PingRequest(delay_ms=3000)) for _ in range(2)]
+        await wait_for(lambda: _in_progress(client, batch[0]), timeout=10, what="the batch job to start")
+        for _ in range(5):
+            await run_job(client, PING, PingRequest(), timeout_s=10)
+        # Every interactive job finished while the batch queue was still busy.
+        assert (await client.status(batch[0])).state == "in_progress"
+        assert (await client.status(batch[1])).state == "queued"
+    finally:
+        await client.close()
+
+
+async def test_sigkill_mid_job_is_retried_by_the_next_worker(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> None:
+    first = worker_factory()
+    await wait_for_worker(redis, settings.namespace, first.pid)
+    client = ArqJobClient(settings)
+    try:
+        job_id = await client.submit(PING, PingRequest(delay_ms=1500))
+        await wait_for(lambda: _in_progress(client, job_id), timeout=10, what="the job to start")
+        first.kill()
+        first.wait(10)
+        second = worker_factory()
+        answer = await client.wait(PING, job_id, timeout_s=60)
+        assert answer.worker.pid == second.pid
+        assert answer.job_try == 2
+        # The dead worker was reaped from the registry.
+        assert [w["pid"] for w in await client.worker_info()] == [second.pid]
+    finally:
+        await client.close()
+
+
+async def test_sigterm_lets_a_running_job_finish_then_exits(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> None:
+    proc = worker_factory()
+    await wait_for_worker(redis, settings.namespace, proc.pid)
+    client = ArqJobClient(settings)
+    try:
+        job_id = await client.submit(PING, PingRequest(delay_ms=800))
+        await wait_for(lambda: _in_progress(client, job_id), timeout=10, what="the job to start")
+        proc.send_signal(signal.SIGTERM)
+        assert await asyncio.to_thread(proc.wait, 30) == 0
+        assert (await client.status(job_id)).state == "complete"
+        # A clean exit leaves no heartbeat behind.
+        assert await client.worker_info() == []
+    finally:
+        await client.close()
+
+
+async def test_no_worker_is_a_clear_unavailable_error(settings: Settings, redis: Redis) -> None:
+    client = ArqJobClient(settings.model_copy(update={"worker_start_grace_s": 0.5}))
+    try:
+        with pytest.raises(UnavailableError, match="learning-memory worker"):
+            await run_job(client, NOOP, NoopRequest(), timeout_s=30)
+    finally:
+        await client.close()
+
+
+async def test_redis_unreachable_is_unavailable_not_a_hang(settings: Settings) -> None:
+    client = ArqJobClient(settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}))
+    try:
+        with pytest.raises(UnavailableError, match="unreachable"):
+            await asyncio.wait_for(run_job(client, NOOP, NoopRequest(), timeout_s=30), 20)
+        with pytest.raises(UnavailableError):
+            await client.status("x")
+        with pytest.raises(UnavailableError):
+            await client.worker_info()
+    finally:
+        await client.close()
+
+
+async def test_status_of_queued_and_unknown_jobs(settings: Settings, redis: Redis) -> None:
+    client = ArqJobClient(settings)
+    try:
+        job_id = await client.submit(PING, PingRequest(), job_id="fixed-id-1")
+        assert job_id == f"{settings.namespace}.fixed-id-1"
+        assert await client.submit(PING, PingRequest(), job_id="fixed-id-1") == job_id
+        status = await client.status(job_id)
+        assert status.state == "queued" and status.function == "ping"
+        assert (await client.status("never-was")).state == "not_found"
+        assert await redis.zcard(Keys(settings.namespace).queue(PING.queue)) == 1
+    finally:
+        await client.close()
+
+
+def test_arq_cli_runs_the_same_worker(lms_env: dict[str, str], tmp_path: object) -> None:
+    """``arq worker.main.WorkerSettings`` starts and passes ``arq --check`` once it is up."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arq", "worker.main.WorkerSettings"],
+        env=lms_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+
+        async def healthy() -> bool:
+            check = await asyncio.create_subprocess_exec(
+                sys.executable,
+                "-m",
+                "arq",
+                "--check",
+                "worker.main.WorkerSettings",
+                env=lms_env,
+                stdout=asyncio.subprocess.DEVNULL,
+                stderr=asyncio.subprocess.DEVNULL,
+            )
+            return await check.wait() == 0
+
+        asyncio.run(wait_for(healthy, timeout=60, what="arq --check to pass", interval=0.2))
+    finally:
+        assert stop_process(proc) == 0
