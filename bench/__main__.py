@@ -16,7 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, cast
 
-from bench.common import DEFAULT_REDIS_URL, machine_info, progress
+from bench.common import DEFAULT_REDIS_URL, BenchError, machine_info, progress
 
 # Run in this order by `all`.
 BENCHMARKS: tuple[str, ...] = ("queue",)
@@ -57,7 +57,8 @@ def _parser() -> argparse.ArgumentParser:
         bench_parser = sub.add_parser(name, help=doc, description=doc)
         _add_common(bench_parser)
         benchmark.add_arguments(bench_parser)
-    all_parser = sub.add_parser("all", help="every benchmark, each with its default options")
+    all_help = "every benchmark, each with its default options"
+    all_parser = sub.add_parser("all", help=all_help, description=f"{all_help}: {', '.join(BENCHMARKS)}.")
     _add_common(all_parser)
     return parser
 
@@ -105,6 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return asyncio.run(_main(args))
+    except BenchError as exc:
+        print(f"bench: {exc}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         return 130
 

@@ -20,6 +20,14 @@ from redis.exceptions import RedisError
 DEFAULT_REDIS_URL = "redis://127.0.0.1:6379/13"
 
 
+class BenchError(Exception):
+    """A benchmark cannot run (no Redis, a worker that died): shown as one message, not a traceback."""
+
+
+class WaitTimeout(BenchError, TimeoutError):
+    """:func:`wait_until` ran out of time."""
+
+
 # --- the machine -------------------------------------------------------------------
 
 
@@ -52,6 +60,14 @@ async def redis_version(url: str) -> str | None:
         return None
     finally:
         await redis.aclose()
+
+
+async def require_redis(url: str) -> str:
+    """The server's version; raise BenchError at once if it does not answer, before anything starts."""
+    version = await redis_version(url)
+    if version is None:
+        raise BenchError(f"Redis at {url} does not answer: start it (`make redis`) or pass --redis-url")
+    return version
 
 
 async def machine_info(redis_url: str) -> dict[str, Any]:
@@ -166,7 +182,7 @@ async def wait_until(
 ) -> float:
     """Call ``check`` every ``interval_s`` until it is true; return the seconds that took.
 
-    Raises TimeoutError naming ``what`` after ``timeout_s``, so a stuck benchmark says why.
+    Raises WaitTimeout (a TimeoutError) naming ``what`` after ``timeout_s``, so a stuck benchmark says why.
     """
     start = time.monotonic()
     deadline = start + timeout_s
@@ -174,5 +190,5 @@ async def wait_until(
         if await check():
             return time.monotonic() - start
         if time.monotonic() >= deadline:
-            raise TimeoutError(f"gave up after {timeout_s:.0f}s waiting for {what}")
+            raise WaitTimeout(f"gave up after {timeout_s:.0f}s waiting for {what}")
         await asyncio.sleep(interval_s)

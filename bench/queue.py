@@ -33,18 +33,20 @@ from redis.asyncio import Redis
 
 from bench.arq_baseline import FUNCTION_NAME, QUEUE_ENV, REDIS_URL_ENV
 from bench.common import (
+    BenchError,
     latency_summary_ms,
     print_table,
     process_cpu_seconds,
     process_cpu_seconds_precise,
     progress,
+    require_redis,
     wait_until,
 )
 from server.jobclient.arq_client import ArqJobClient
 from server.jobclient.base import run_job
 from shared.jobs import NOOP, JobSpec, NoopRequest
 from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_JOB_PREFIX, ARQ_RESULT_PREFIX, Keys
-from shared.settings import load_settings
+from shared.settings import ConfigError, load_settings
 from shared.state import live_workers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -111,7 +113,7 @@ class WorkerProcess:
         if self.proc.returncode is None:
             return
         tail = self.log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
-        raise RuntimeError(
+        raise BenchError(
             f"{self.label} worker exited with code {self.proc.returncode}; log {self.log_path}:\n{tail}"
         )
 
@@ -382,57 +384,89 @@ def _worker_envs(redis_url: str, namespace: str, data_dir: Path, baseline_queue:
     return [ours, baseline]
 
 
-async def run(args: argparse.Namespace) -> dict[str, Any]:
-    namespace = f"bench-{secrets.token_hex(4)}"
+async def _start_workers(args: argparse.Namespace, namespace: str, tmp: Path) -> list[WorkerProcess]:
+    ours_env, baseline_env = _worker_envs(args.redis_url, namespace, tmp, _baseline_queue(namespace))
+    progress(f"starting both workers (namespace {namespace}, logs in {tmp})")
+    ours_argv = [sys.executable, "-m", "server.cli", "worker"]
+    baseline_argv = [sys.executable, "-m", "arq", "bench.arq_baseline.BaselineSettings"]
+    return [
+        await start_worker("ours", ours_argv, ours_env, tmp / "ours-worker.log"),
+        await start_worker("arq_defaults", baseline_argv, baseline_env, tmp / "arq-baseline.log"),
+    ]
+
+
+async def _measure_latencies(
+    args: argparse.Namespace, client: RecordingJobClient, baseline: Baseline
+) -> tuple[list[float], list[float]]:
+    request = NoopRequest()
+
+    async def ours_job() -> object:
+        return await run_job(client, NOOP, request, timeout_s=JOB_TIMEOUT_S)
+
+    progress(f"ours: {WARMUP_JOBS} warm-up jobs, then {args.jobs} timed")
+    await time_jobs(WARMUP_JOBS, ours_job)
+    ours = await time_jobs(args.jobs, ours_job)
+
+    progress(
+        f"arq defaults: {BASELINE_WARMUP_JOBS} warm-up jobs, then {args.baseline_jobs} timed (~1 s each)"
+    )
+    await time_jobs(BASELINE_WARMUP_JOBS, baseline.run_one)
+    arq = await time_jobs(args.baseline_jobs, baseline.run_one)
+    return ours, arq
+
+
+def _baseline_queue(namespace: str) -> str:
     # Under our namespace, so the SCAN at the end also takes arq's <queue>:health-check key.
-    baseline_queue = f"{namespace}:arq-baseline"
-    tmp = Path(tempfile.mkdtemp(prefix="lms-bench-queue-"))
-    ours_env, baseline_env = _worker_envs(args.redis_url, namespace, tmp, baseline_queue)
-    settings = load_settings(redis_url=args.redis_url, namespace=namespace, queue="arq", data_dir=tmp)
-    client = RecordingJobClient(settings)
-    baseline = Baseline(await create_pool(RedisSettings.from_dsn(args.redis_url)), baseline_queue, [])
-    workers: list[WorkerProcess] = []
-    succeeded = False
+    return f"{namespace}:arq-baseline"
+
+
+async def _run_in(args: argparse.Namespace, namespace: str, tmp: Path) -> dict[str, Any]:
     try:
-        progress(f"starting both workers (namespace {namespace}, logs in {tmp})")
-        ours_argv = [sys.executable, "-m", "server.cli", "worker"]
-        workers.append(await start_worker("ours", ours_argv, ours_env, tmp / "ours-worker.log"))
-        baseline_argv = [sys.executable, "-m", "arq", "bench.arq_baseline.BaselineSettings"]
-        baseline_log = tmp / "arq-baseline.log"
-        workers.append(await start_worker("arq_defaults", baseline_argv, baseline_env, baseline_log))
-        await asyncio.gather(
-            wait_ours_ready(workers[0], client.redis, Keys(namespace)),
-            wait_baseline_ready(workers[1], baseline),
-        )
-
-        request = NoopRequest()
-
-        async def ours_job() -> object:
-            return await run_job(client, NOOP, request, timeout_s=JOB_TIMEOUT_S)
-
-        progress(f"ours: {WARMUP_JOBS} warm-up jobs, then {args.jobs} timed")
-        await time_jobs(WARMUP_JOBS, ours_job)
-        ours_samples = await time_jobs(args.jobs, ours_job)
-
-        progress(
-            f"arq defaults: {BASELINE_WARMUP_JOBS} warm-up jobs, then {args.baseline_jobs} timed (~1 s each)"
-        )
-        await time_jobs(BASELINE_WARMUP_JOBS, baseline.run_one)
-        arq_samples = await time_jobs(args.baseline_jobs, baseline.run_one)
-
+        settings = load_settings(redis_url=args.redis_url, namespace=namespace, queue="arq", data_dir=tmp)
+    except ConfigError as exc:  # an LMS_* variable in our environment, which the worker would inherit
+        raise BenchError(str(exc)) from None
+    client = RecordingJobClient(settings)
+    baseline = Baseline(
+        await create_pool(RedisSettings.from_dsn(args.redis_url)), _baseline_queue(namespace), []
+    )
+    workers: list[WorkerProcess] = []
+    try:
+        workers = await _start_workers(args, namespace, tmp)
+        # Both were started before either is awaited, so waiting in turn costs no start-up time.
+        await wait_ours_ready(workers[0], client.redis, Keys(namespace))
+        await wait_baseline_ready(workers[1], baseline)
+        ours, arq = await _measure_latencies(args, client, baseline)
         progress(f"idle CPU: {args.idle_seconds:g}s window")
         idle = await measure_idle_cpu(workers, args.idle_seconds)
-        result = summarise(ours_samples, arq_samples, idle, args, namespace)
-        succeeded = True
     finally:
+        # Workers first: a live one would write its heartbeat back after the keys are deleted.
         exit_codes = await asyncio.gather(*(stop_worker(w) for w in workers))
-        await delete_keys(client.redis, namespace, baseline_queue, [*client.job_ids, *baseline.job_ids])
+        await delete_keys(client.redis, namespace, baseline.queue, [*client.job_ids, *baseline.job_ids])
         await client.close()
         await baseline.pool.aclose()
-        if succeeded:
-            shutil.rmtree(tmp, ignore_errors=True)
-        else:
-            progress(f"worker logs kept in {tmp}")
+    result = summarise(ours, arq, idle, args, namespace)
     result["worker_exit_codes"] = {w.label: code for w, code in zip(workers, exit_codes, strict=True)}
+    return result
+
+
+def _dispose_tmp(tmp: Path, *, keep: bool) -> None:
+    # A failed run's worker logs are what it has to explain itself; an empty dir explains nothing.
+    if keep and any(tmp.iterdir()):
+        progress(f"worker logs kept in {tmp}")
+    else:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    # Before any process or temp dir exists, so a missing Redis leaves nothing to clean up.
+    await require_redis(args.redis_url)
+    namespace = f"bench-{secrets.token_hex(4)}"
+    tmp = Path(tempfile.mkdtemp(prefix="lms-bench-queue-"))
+    succeeded = False
+    try:
+        result = await _run_in(args, namespace, tmp)
+        succeeded = True
+    finally:
+        _dispose_tmp(tmp, keep=not succeeded)
     print_report(result)
     return result

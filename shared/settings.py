@@ -6,7 +6,6 @@ A bad value must stop start-up with a message that names the variable, so
 
 from __future__ import annotations
 
-import os
 from functools import lru_cache
 from pathlib import Path
 from typing import Literal
@@ -14,14 +13,11 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from shared.paths import default_data_dir
+
 ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-
-
-def _default_data_dir() -> Path:
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "learning-memory"
 
 
 class ConfigError(Exception):
@@ -33,7 +29,7 @@ class Settings(BaseSettings):
 
     redis_url: str = "redis://127.0.0.1:6379/0"
     queue: QueueMode = "auto"
-    data_dir: Path = Field(default_factory=_default_data_dir)
+    data_dir: Path = Field(default_factory=default_data_dir)
     journal_dir: Path = Path(".claude/journal")
     qdrant_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"

@@ -1,4 +1,8 @@
-"""``learning-memory serve | worker | call TOOL [JSON] | status | demo``."""
+"""``learning-memory serve | worker | call TOOL [JSON] | status | demo``.
+
+Imports are made inside each command: ``serve`` over stdio must start reading the
+wire before anything heavy (pydantic, the MCP SDK) is loaded.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +11,10 @@ import asyncio
 import json
 import sys
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from shared.settings import ConfigError, get_settings
+if TYPE_CHECKING:
+    from server.stdio_front import StdioFront
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -29,17 +35,19 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _serve(transport: str, host: str, port: int) -> int:
+def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> int:
     from server.app import build_server
+    from shared.settings import get_settings
 
-    settings = get_settings()
     server = build_server()
-    if transport == "http":
+    if front is not None:
+        import anyio
+
+        anyio.run(front.serve, server)
+    else:
         from server.http import serve_http
 
-        serve_http(server, settings, host, port)
-    else:
-        server.run("stdio")
+        serve_http(server, get_settings(), host, port)
     return 0
 
 
@@ -71,6 +79,7 @@ async def _call(tool: str, arguments: str) -> int:
 
 async def _status() -> int:
     from server.cli.status import collect_status
+    from shared.settings import get_settings
 
     print(json.dumps(await collect_status(get_settings()), indent=2))
     return 0
@@ -78,17 +87,19 @@ async def _status() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    try:
-        settings = get_settings()
-    except ConfigError as exc:
-        print(exc, file=sys.stderr)
-        return 2
-    from shared.log import configure_logging
+    front = None
+    if args.command == "serve" and args.transport == "stdio":
+        from server.stdio_front import StdioFront
 
-    configure_logging(settings.log_level)
+        front = StdioFront.start()  # answers the handshake while the rest loads
+
+    from shared.log import configure_logging
+    from shared.settings import ConfigError, get_settings
+
     try:
+        configure_logging(get_settings().log_level)
         if args.command == "serve":
-            return _serve(args.transport, args.host, args.port)
+            return _serve(args.transport, args.host, args.port, front)
         if args.command == "worker":
             return _worker()
         if args.command == "call":

@@ -33,8 +33,12 @@ async def stdio_client(env: dict[str, str]) -> AsyncIterator[Client]:
 
 
 @pytest.fixture(autouse=True)
-def reap_autostarted_workers(namespace: str) -> Iterator[None]:
-    """Workers that ``serve`` started detach from the test; stop them by their heartbeats."""
+def reap_autostarted_workers(namespace: str, redis: object) -> Iterator[None]:
+    """Workers that ``serve`` started detach from the test; stop them by their heartbeats.
+
+    Depends on ``redis`` so that it is torn down first, before that fixture deletes the
+    namespace's keys (heartbeats included).
+    """
     yield
     redis = SyncRedis.from_url(REDIS_URL)
     keys = Keys(namespace)

@@ -98,3 +98,23 @@ async def test_worker_killed_mid_job_the_call_still_completes(
         assert answer["job_try"] == 2
         assert answer["worker"]["pid"] != first
         await wait_for_worker(redis, namespace, answer["worker"]["pid"])
+
+
+async def test_second_session_is_answered_from_the_handshake_cache(
+    lms_env: dict[str, str], tmp_path: Any
+) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    env = {**lms_env, "LMS_QUEUE": "inline"}
+    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "serve"], env=env)
+    listings = []
+    for session in range(2):
+        log_path = tmp_path / f"serve-{session}.log"
+        with open(log_path, "w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog)) as client:
+                listings.append(sorted(tool.name for tool in (await client.list_tools()).tools))
+                assert result_payload(await client.call_tool("ping", {}))["status"] == "ok"
+        answered_early = "handshake.answered_from_cache" in log_path.read_text()
+        assert answered_early == (session == 1)
+    assert listings[0] == listings[1]

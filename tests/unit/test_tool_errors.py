@@ -54,7 +54,8 @@ async def test_guarded_turns_a_long_job_into_a_job_id() -> None:
 def test_sdk_texts_are_mapped() -> None:
     assert isinstance(_from_sdk_text("Unknown tool: nope"), NotFoundError)
     validation = _from_sdk_text(
-        "Error executing tool ping: 1 validation error for pingArguments\ndelay_ms\n  Input should be an int\n"
+        "Error executing tool ping: 1 validation error for pingArguments\n"
+        "delay_ms\n  Input should be an int\n"
         "    For further information visit https://errors.pydantic.dev/"
     )
     assert isinstance(validation, ValidationError)
