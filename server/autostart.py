@@ -40,7 +40,8 @@ def spawn_worker(settings: Settings) -> None:
             stderr=log_file,
             start_new_session=True,
             close_fds=True,
-            env=os.environ.copy(),
+            # The server's own settings, whether they came from its environment or not.
+            env={**os.environ, **settings.to_env()},
             check=True,
         )
     log.info("worker.autostarted", log=str(log_path))

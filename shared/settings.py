@@ -66,6 +66,17 @@ class Settings(BaseSettings):
             raise ValueError("must be an http(s):// URL of a Qdrant server")
         return value
 
+    def to_env(self) -> dict[str, str]:
+        """These settings as ``LMS_*`` variables, for a child process to read back."""
+        env: dict[str, str] = {}
+        for name, value in self.model_dump().items():
+            if value is None:
+                continue
+            if isinstance(value, SecretStr):
+                value = value.get_secret_value()
+            env[f"{ENV_PREFIX}{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
+        return env
+
     @property
     def log_dir(self) -> Path:
         return self.data_dir / "logs"

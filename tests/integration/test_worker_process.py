@@ -191,3 +191,31 @@ def test_arq_cli_runs_the_same_worker(lms_env: dict[str, str], tmp_path: object)
         asyncio.run(wait_for(healthy, timeout=60, what="arq --check to pass", interval=0.2))
     finally:
         assert stop_process(proc) == 0
+
+
+async def test_autostart_from_many_sessions_starts_one_detached_worker(
+    settings: Settings, redis: Redis
+) -> None:
+    from server.autostart import ensure_worker
+    from server.jobclient.arq_client import connect
+    from tests.helpers import kill_pid
+
+    sessions = [connect(settings) for _ in range(5)]  # as separate server processes would
+    try:
+        started = await asyncio.gather(*(ensure_worker(session, settings) for session in sessions))
+        assert started.count(True) == 1
+        pid = await wait_for_worker(redis, settings.namespace)
+        client = ArqJobClient(settings)
+        try:
+            answer = await run_job(client, PING, PingRequest(), timeout_s=30)
+            assert answer.worker.pid == pid
+        finally:
+            await client.close()
+        # Once up, the worker frees the lock so a replacement could start at once later.
+        assert not await redis.exists(Keys(settings.namespace).autostart_lock)
+        assert (settings.log_dir / "worker.log").exists()
+        assert await ensure_worker(sessions[0], settings) is False  # one is alive
+        kill_pid(pid)
+    finally:
+        for session in sessions:
+            await session.aclose()

@@ -66,3 +66,12 @@ def test_cli_refuses_to_start_on_bad_value(command: str) -> None:
     assert proc.returncode == 2
     assert "LMS_QUEUE" in proc.stderr
     assert proc.stdout == ""
+
+
+def test_settings_round_trip_through_the_environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    original = load_settings(
+        namespace="child", data_dir=tmp_path, auth_token="tok", autostart_worker=False, tool_wait_s=3.5
+    )
+    for var, value in original.to_env().items():
+        monkeypatch.setenv(var, value)
+    assert load_settings() == original
