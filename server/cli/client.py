@@ -15,10 +15,12 @@ from mcp.types import CallToolResult
 
 
 def server_params(env: dict[str, str] | None = None) -> StdioServerParameters:
+    # The server's INFO lines would bury the result on the terminal; a level the user set wins.
+    quiet = {} if "LMS_LOG_LEVEL" in os.environ else {"LMS_LOG_LEVEL": "WARNING"}
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "server.cli", "serve"],
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **quiet, **(env or {})},
     )
 
 
