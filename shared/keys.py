@@ -65,3 +65,4 @@ class Keys:
 ARQ_JOB_PREFIX = "arq:job:"
 ARQ_RESULT_PREFIX = "arq:result:"
 ARQ_IN_PROGRESS_PREFIX = "arq:in-progress:"
+ARQ_RETRY_PREFIX = "arq:retry:"

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
+from server.jobclient.arq_client import ArqJobClient
 from shared.keys import Keys
 from shared.settings import Settings, load_settings
 from shared.state import live_workers
@@ -66,6 +67,14 @@ async def redis(namespace: str) -> AsyncIterator[Redis]:
     await client.aclose()
 
 
+@pytest.fixture
+async def arq_jobs(settings: Settings, redis: Redis) -> AsyncIterator[ArqJobClient]:
+    """The arq job client of this test's namespace (``redis`` first, so keys outlive the client)."""
+    client = ArqJobClient(settings)
+    yield client
+    await client.close()
+
+
 WorkerFactory = Callable[[], subprocess.Popen[bytes]]
 
 
@@ -82,6 +91,16 @@ def worker_factory(lms_env: dict[str, str], tmp_path: Path) -> Iterator[WorkerFa
     yield start
     for proc in procs:
         stop_process(proc)
+
+
+@pytest.fixture
+async def live_worker(
+    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+) -> subprocess.Popen[bytes]:
+    """One real worker process, already heartbeating."""
+    proc = worker_factory()
+    await wait_for_worker(redis, settings.namespace, proc.pid)
+    return proc
 
 
 async def wait_for_worker(redis: Redis, namespace: str, pid: int | None = None, timeout: float = 60) -> int:

@@ -30,7 +30,7 @@ from server.jobclient.base import (
 from shared import codec
 from shared.errors import UnavailableError, from_payload
 from shared.jobs import JobSpec, JobStatus
-from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_JOB_PREFIX, ARQ_RESULT_PREFIX, Keys
+from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_JOB_PREFIX, ARQ_RESULT_PREFIX, ARQ_RETRY_PREFIX, Keys
 from shared.log import get_logger
 from shared.settings import Settings
 from shared.state import live_workers, read_progress
@@ -169,7 +169,7 @@ class ArqJobClient:
                 pipe.get(ARQ_RESULT_PREFIX + job_id)
                 pipe.get(ARQ_JOB_PREFIX + job_id)
                 pipe.exists(ARQ_IN_PROGRESS_PREFIX + job_id)
-                pipe.get(f"arq:retry:{job_id}")
+                pipe.get(ARQ_RETRY_PREFIX + job_id)
                 for queue in self._keys.queues:
                     pipe.zscore(queue, job_id)
                 result_raw, job_raw, in_progress, tries, *scores = await pipe.execute()

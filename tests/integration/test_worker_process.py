@@ -20,112 +20,81 @@ from tests.conftest import WorkerFactory, wait_for_worker
 from tests.helpers import stop_process, wait_for
 
 pytestmark = pytest.mark.redis
+Worker = subprocess.Popen[bytes]
 
 
 async def _in_progress(client: ArqJobClient, job_id: str) -> bool:
     return (await client.status(job_id)).state == "in_progress"
 
 
-async def test_ping_round_trip_reports_the_worker(
-    settings: Settings, redis: Redis, worker_factory: WorkerFactory
-) -> None:
-    proc = worker_factory()
-    await wait_for_worker(redis, settings.namespace, proc.pid)
-    client = ArqJobClient(settings)
-    try:
-        answer = await run_job(client, PING, PingRequest(), timeout_s=10)
-        assert answer.worker.pid == proc.pid
-        assert answer.job_try == 1
-        status = await client.status(answer.job_id)
-        assert status.state == "complete"
-        assert status.result is not None and status.result["worker"]["pid"] == proc.pid
-        assert status.enqueued_at is not None and status.finished_at is not None
-        for _ in range(50):  # many in a row: no wake-up is ever lost
-            await run_job(client, NOOP, NoopRequest(), timeout_s=10)
-        assert [w["pid"] for w in await client.worker_info()] == [proc.pid]
-    finally:
-        await client.close()
+async def test_ping_round_trip_reports_the_worker(live_worker: Worker, arq_jobs: ArqJobClient) -> None:
+    answer = await run_job(arq_jobs, PING, PingRequest(), timeout_s=10)
+    assert answer.worker.pid == live_worker.pid
+    assert answer.job_try == 1
+    status = await arq_jobs.status(answer.job_id)
+    assert status.state == "complete"
+    assert status.result is not None and status.result["worker"]["pid"] == live_worker.pid
+    assert status.enqueued_at is not None and status.finished_at is not None
+    for _ in range(50):  # many in a row: no wake-up is ever lost
+        await run_job(arq_jobs, NOOP, NoopRequest(), timeout_s=10)
+    assert [w["pid"] for w in await arq_jobs.worker_info()] == [live_worker.pid]
 
 
 async def test_progress_is_relayed_and_budget_returns_job_id(
-    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+    live_worker: Worker, arq_jobs: ArqJobClient
 ) -> None:
-    worker_factory()
-    await wait_for_worker(redis, settings.namespace)
-    client = ArqJobClient(settings)
     seen: list[JobProgress] = []
 
     async def on_progress(progress: JobProgress) -> None:
         seen.append(progress)
 
-    try:
-        job_id = await client.submit(PING, PingRequest(delay_ms=2500))
-        with pytest.raises(JobStillRunning):
-            await client.wait(PING, job_id, timeout_s=1.2, on_progress=on_progress)
-        assert seen and seen[-1].total == 2.5
-        status = await client.status(job_id)
-        assert status.state == "in_progress" and status.progress is not None
-        answer = await client.wait(PING, job_id, timeout_s=10)
-        assert answer.job_id == job_id
-    finally:
-        await client.close()
+    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=2500))
+    with pytest.raises(JobStillRunning):
+        await arq_jobs.wait(PING, job_id, timeout_s=1.2, on_progress=on_progress)
+    assert seen and seen[-1].total == 2.5
+    status = await arq_jobs.status(job_id)
+    assert status.state == "in_progress" and status.progress is not None
+    answer = await arq_jobs.wait(PING, job_id, timeout_s=10)
+    assert answer.job_id == job_id
 
 
 async def test_a_long_batch_job_does_not_delay_interactive_jobs(
-    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+    live_worker: Worker, arq_jobs: ArqJobClient
 ) -> None:
-    worker_factory()
-    await wait_for_worker(redis, settings.namespace)
-    client = ArqJobClient(settings)
-    try:
-        batch = [await client.submit(PING_BATCH, PingRequest(delay_ms=3000)) for _ in range(2)]
-        await wait_for(lambda: _in_progress(client, batch[0]), timeout=10, what="the batch job to start")
-        for _ in range(5):
-            await run_job(client, PING, PingRequest(), timeout_s=10)
-        # Every interactive job finished while the batch queue was still busy.
-        assert (await client.status(batch[0])).state == "in_progress"
-        assert (await client.status(batch[1])).state == "queued"
-    finally:
-        await client.close()
+    batch = [await arq_jobs.submit(PING_BATCH, PingRequest(delay_ms=3000)) for _ in range(2)]
+    await wait_for(lambda: _in_progress(arq_jobs, batch[0]), timeout=10, what="the batch job to start")
+    for _ in range(5):
+        await run_job(arq_jobs, PING, PingRequest(), timeout_s=10)
+    # Every interactive job finished while the batch queue was still busy.
+    assert (await arq_jobs.status(batch[0])).state == "in_progress"
+    assert (await arq_jobs.status(batch[1])).state == "queued"
 
 
 async def test_sigkill_mid_job_is_retried_by_the_next_worker(
-    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+    live_worker: Worker, arq_jobs: ArqJobClient, worker_factory: WorkerFactory
 ) -> None:
-    first = worker_factory()
-    await wait_for_worker(redis, settings.namespace, first.pid)
-    client = ArqJobClient(settings)
-    try:
-        job_id = await client.submit(PING, PingRequest(delay_ms=1500))
-        await wait_for(lambda: _in_progress(client, job_id), timeout=10, what="the job to start")
-        first.kill()
-        first.wait(10)
-        second = worker_factory()
-        answer = await client.wait(PING, job_id, timeout_s=60)
-        assert answer.worker.pid == second.pid
-        assert answer.job_try == 2
-        # The dead worker was reaped from the registry.
-        assert [w["pid"] for w in await client.worker_info()] == [second.pid]
-    finally:
-        await client.close()
+    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=1500))
+    await wait_for(lambda: _in_progress(arq_jobs, job_id), timeout=10, what="the job to start")
+    live_worker.kill()
+    live_worker.wait(10)
+    second = worker_factory()
+    answer = await arq_jobs.wait(PING, job_id, timeout_s=60)
+    assert answer.worker.pid == second.pid
+    assert answer.job_try == 2
+    # The dead worker was reaped from the registry.
+    assert [w["pid"] for w in await arq_jobs.worker_info()] == [second.pid]
 
 
 async def test_sigterm_lets_a_running_job_finish_then_exits(
-    settings: Settings, redis: Redis, worker_factory: WorkerFactory
+    live_worker: Worker, arq_jobs: ArqJobClient
 ) -> None:
-    proc = worker_factory()
-    await wait_for_worker(redis, settings.namespace, proc.pid)
-    client = ArqJobClient(settings)
-    try:
-        job_id = await client.submit(PING, PingRequest(delay_ms=800))
-        await wait_for(lambda: _in_progress(client, job_id), timeout=10, what="the job to start")
-        proc.send_signal(signal.SIGTERM)
-        assert await asyncio.to_thread(proc.wait, 30) == 0
-        assert (await client.status(job_id)).state == "complete"
-        # A clean exit leaves no heartbeat behind.
-        assert await client.worker_info() == []
-    finally:
-        await client.close()
+    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=800))
+    await wait_for(lambda: _in_progress(arq_jobs, job_id), timeout=10, what="the job to start")
+    live_worker.send_signal(signal.SIGTERM)
+    assert await asyncio.to_thread(live_worker.wait, 30) == 0
+    assert (await arq_jobs.status(job_id)).state == "complete"
+    # A clean exit leaves no heartbeat behind.
+    assert await arq_jobs.worker_info() == []
 
 
 async def test_no_worker_is_a_clear_unavailable_error(settings: Settings, redis: Redis) -> None:
@@ -150,18 +119,16 @@ async def test_redis_unreachable_is_unavailable_not_a_hang(settings: Settings) -
         await client.close()
 
 
-async def test_status_of_queued_and_unknown_jobs(settings: Settings, redis: Redis) -> None:
-    client = ArqJobClient(settings)
-    try:
-        job_id = await client.submit(PING, PingRequest(), job_id="fixed-id-1")
-        assert job_id == f"{settings.namespace}.fixed-id-1"
-        assert await client.submit(PING, PingRequest(), job_id="fixed-id-1") == job_id
-        status = await client.status(job_id)
-        assert status.state == "queued" and status.function == "ping"
-        assert (await client.status("never-was")).state == "not_found"
-        assert await redis.zcard(Keys(settings.namespace).queue(PING.queue)) == 1
-    finally:
-        await client.close()
+async def test_status_of_queued_and_unknown_jobs(
+    settings: Settings, redis: Redis, arq_jobs: ArqJobClient
+) -> None:
+    job_id = await arq_jobs.submit(PING, PingRequest(), job_id="fixed-id-1")
+    assert job_id == f"{settings.namespace}.fixed-id-1"
+    assert await arq_jobs.submit(PING, PingRequest(), job_id="fixed-id-1") == job_id
+    status = await arq_jobs.status(job_id)
+    assert status.state == "queued" and status.function == "ping"
+    assert (await arq_jobs.status("never-was")).state == "not_found"
+    assert await redis.zcard(Keys(settings.namespace).queue(PING.queue)) == 1
 
 
 def test_arq_cli_runs_the_same_worker(lms_env: dict[str, str], tmp_path: object) -> None:
