@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import os
 import secrets
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -42,25 +39,23 @@ from bench.common import (
     require_redis,
     wait_until,
 )
+from bench.processes import WorkerProcess, start_worker, stop_worker
 from server.jobclient.arq_client import ArqJobClient
 from server.jobclient.base import run_job
-from shared.jobs import NOOP, JobSpec, NoopRequest
+from shared.contracts.diagnostics import NOOP, NoopRequest
+from shared.jobs import JobSpec
 from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_JOB_PREFIX, ARQ_RESULT_PREFIX, Keys
 from shared.settings import ConfigError, load_settings
 from shared.state import live_workers
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 TARGETS = {"p50_ms": 5.0, "p95_ms": 15.0, "idle_cpu_pct": 1.0}
 WARMUP_JOBS = 20
 # Each baseline job costs ~0.5-1 s, so warm-up is kept to what connects the pool and the worker.
 BASELINE_WARMUP_JOBS = 2
 JOB_TIMEOUT_S = 10.0
 START_TIMEOUT_S = 60.0
-# Our worker lets running jobs finish for 10 s on SIGTERM; idle ones stop at once.
-STOP_TIMEOUT_S = 15.0
 # Lets the last job's tail (result write, logging) land before the idle window opens.
 IDLE_SETTLE_S = 1.0
-LOG_TAIL_CHARS = 2000
 BASELINE_NOTE = (
     "arq defaults are timed over fewer jobs: an awaited job there costs ~0.5-1 s, since the worker "
     "polls its queue every 0.5 s and Job.result polls for the result every 0.5 s; with so few jobs "
@@ -96,55 +91,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # --- worker subprocesses -------------------------------------------------------------
-
-
-@dataclass
-class WorkerProcess:
-    label: str
-    proc: asyncio.subprocess.Process
-    log_path: Path
-
-    @property
-    def pid(self) -> int:
-        return self.proc.pid
-
-    def ensure_alive(self) -> None:
-        """Raise with the worker's log when it has exited: waiting on a dead worker would only time out."""
-        if self.proc.returncode is None:
-            return
-        tail = self.log_path.read_text(errors="replace")[-LOG_TAIL_CHARS:]
-        raise BenchError(
-            f"{self.label} worker exited with code {self.proc.returncode}; log {self.log_path}:\n{tail}"
-        )
-
-
-async def start_worker(label: str, argv: list[str], env: dict[str, str], log_path: Path) -> WorkerProcess:
-    with log_path.open("ab") as log:
-        proc = await asyncio.create_subprocess_exec(
-            *argv,
-            env=env,
-            # The repo root, so `-m server.cli` and `arq bench.…` import this checkout.
-            cwd=REPO_ROOT,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-    return WorkerProcess(label, proc, log_path)
-
-
-async def stop_worker(worker: WorkerProcess) -> int | None:
-    """SIGTERM, then SIGKILL if it does not exit in time; return its exit code."""
-    if worker.proc.returncode is None:
-        with contextlib.suppress(ProcessLookupError):
-            worker.proc.send_signal(signal.SIGTERM)
-        try:
-            await asyncio.wait_for(worker.proc.wait(), STOP_TIMEOUT_S)
-        except TimeoutError:
-            progress(f"{worker.label} worker ignored SIGTERM for {STOP_TIMEOUT_S:.0f}s; killing it")
-            with contextlib.suppress(ProcessLookupError):
-                worker.proc.kill()
-            await worker.proc.wait()
-    return worker.proc.returncode
 
 
 # --- clients -----------------------------------------------------------------------

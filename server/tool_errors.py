@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any, ParamSpec
 
@@ -65,6 +66,8 @@ def _from_sdk_text(text: str) -> LmsError:
         name, _, detail = text[len(_SDK_PREFIX) :].partition(": ")
         lines = [line.strip() for line in detail.splitlines() if line.strip()]
         lines = [line for line in lines if not line.startswith("For further information")]
+        # pydantic's "[type=..., input_value=..., input_type=...]" tails echo the input back.
+        lines = [re.sub(r"\s*\[type=[^\]]*\]$", "", line) for line in lines]
         return ValidationError(f"Invalid arguments for {name}: " + " ".join(lines))
     return InternalError()
 

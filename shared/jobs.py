@@ -1,7 +1,8 @@
-"""Job contracts: each job's name, request and response models, queue and time limit.
+"""What a job contract is (name, request and response models, queue, time limit), and job status.
 
-The server calls ``JobClient.run(SPEC, request)`` and gets ``SPEC.response`` back, in
-any queue mode; the worker registers one implementation per spec.
+The contracts themselves live in ``shared.contracts``, one module per capability. The
+server runs ``SPEC`` with a ``SPEC.request`` and gets ``SPEC.response`` back, in any
+queue mode; the worker registers one implementation per spec.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from shared.keys import Queue
 
@@ -32,49 +33,12 @@ class Contract(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-# --- diagnostics ---------------------------------------------------------------
-
-
-class NoopRequest(Contract):
-    pass
-
-
-class NoopResponse(Contract):
-    pass
-
-
 class WorkerIdentity(Contract):
     id: str
     host: str
     pid: int
     version: str
     started_at: datetime
-
-
-class PingRequest(Contract):
-    # Holding the job lets a caller watch progress, job status and crash recovery.
-    delay_ms: int = Field(default=0, ge=0, le=60_000)
-
-
-class PingResponse(Contract):
-    worker: WorkerIdentity
-    job_id: str
-    job_try: int
-
-
-NOOP: JobSpec[NoopRequest, NoopResponse] = JobSpec(
-    "noop", NoopRequest, NoopResponse, Queue.INTERACTIVE, timeout_s=10
-)
-PING: JobSpec[PingRequest, PingResponse] = JobSpec(
-    "ping", PingRequest, PingResponse, Queue.INTERACTIVE, timeout_s=90
-)
-# The same diagnostic on the batch queue: proves a long batch job never delays a search.
-PING_BATCH: JobSpec[PingRequest, PingResponse] = JobSpec(
-    "ping_batch", PingRequest, PingResponse, Queue.BATCH, timeout_s=90
-)
-
-ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (NOOP, PING, PING_BATCH)
-SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}
 
 
 # --- job status ------------------------------------------------------------------

@@ -6,7 +6,8 @@ from typing import Any
 
 from arq.worker import Function, func
 
-from shared.jobs import ALL_SPECS, JobSpec
+from shared.contracts import ALL_SPECS
+from shared.jobs import JobSpec
 from shared.keys import Queue
 from worker.context import JobContext
 from worker.progress import RedisProgress

@@ -7,11 +7,20 @@ import socket
 import uuid
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from shared import __version__
 from shared.jobs import WorkerIdentity
+from shared.log import get_logger
 from shared.settings import Settings
+from worker.lazy import Lazy
+
+if TYPE_CHECKING:
+    from worker.embedding.base import Embedder
+    from worker.metadata.store import MetadataStore
+    from worker.vectors.base import CollectionSpec, VectorStore
+
+log = get_logger(__name__)
 
 
 class ProgressReporter(Protocol):
@@ -36,18 +45,69 @@ def new_identity() -> WorkerIdentity:
     )
 
 
-@dataclass
 class WorkerServices:
-    """Built once per worker process (lazily, on first need, in inline mode).
+    """The worker's long-lived services, each built once on first need.
 
-    Later capabilities hang their embedder, vector store and metadata store here.
+    Heavy libraries (torch, the vector engine) are imported inside the factories, so the
+    server's inline mode pays for them only when a job first needs them. The worker calls
+    :meth:`start` to open the stores at once (a locked embedded store must fail at start-up)
+    and to load the model in the background while it already takes jobs.
     """
 
-    settings: Settings
-    identity: WorkerIdentity = field(default_factory=new_identity)
+    def __init__(self, settings: Settings, identity: WorkerIdentity | None = None) -> None:
+        self.settings = settings
+        self.identity = identity or new_identity()
+        self._metadata: Lazy[MetadataStore] = Lazy(self._open_metadata)
+        self._embedder: Lazy[Embedder] = Lazy(self._open_embedder)
+        self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
+        self._collections: set[str] = set()
+
+    async def _open_metadata(self) -> MetadataStore:
+        from worker.metadata.store import MetadataStore
+
+        self.settings.data_dir.mkdir(parents=True, exist_ok=True)
+        return await MetadataStore.open(self.settings.data_dir / "metadata.sqlite3")
+
+    async def _open_embedder(self) -> Embedder:
+        from worker.embedding.factory import open_embedder
+
+        embedder = await open_embedder(self.settings, await self._metadata.get())
+        log.info("embedder.ready", model=embedder.model_name, dimension=embedder.dimension)
+        return embedder
+
+    async def _open_vectors(self) -> VectorStore:
+        from worker.vectors.factory import open_vector_store
+
+        return await open_vector_store(self.settings)
+
+    async def start(self) -> None:
+        await self._metadata.get()
+        await self._vectors.get()
+        self._embedder.start()
+
+    async def metadata(self) -> MetadataStore:
+        return await self._metadata.get()
+
+    async def embedder(self) -> Embedder:
+        return await self._embedder.get()
+
+    async def vectors(self) -> VectorStore:
+        return await self._vectors.get()
+
+    async def collection(self, spec: CollectionSpec) -> VectorStore:
+        """The vector store, with ``spec``'s collection created (checked once per process)."""
+        store = await self.vectors()
+        if spec.name not in self._collections:
+            await store.ensure_collection(spec)
+            self._collections.add(spec.name)
+        return store
 
     async def close(self) -> None:
         """Release what the services hold; called once at shutdown."""
+        for lazy in (self._vectors, self._metadata):
+            value = lazy.ready
+            if value is not None:
+                await value.close()
 
 
 @dataclass
@@ -55,4 +115,4 @@ class JobContext:
     services: WorkerServices
     job_id: str
     job_try: int
-    report: ProgressReporter = no_progress
+    report: ProgressReporter = field(default=no_progress)

@@ -12,8 +12,9 @@ from typing import Any, TypeVar
 
 import pydantic
 
+from shared.contracts import SPECS_BY_NAME
 from shared.errors import LmsError, ValidationError
-from shared.jobs import SPECS_BY_NAME, JobSpec
+from shared.jobs import JobSpec
 from worker.context import JobContext
 
 Impl = Callable[[JobContext, Any], Awaitable[pydantic.BaseModel]]

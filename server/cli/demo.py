@@ -6,12 +6,38 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from mcp import Client
+
 from server.cli.client import result_payload, stdio_session
+
+# The demo runs against the user's real data folder: it removes what it stores.
+DEMO_MEMORIES = [
+    ("To undo the last git commit but keep its changes, run git reset --soft HEAD~1.", "workflow"),
+    ("The user prefers small pull requests with one concern each.", "preference"),
+]
 
 
 def _show(title: str, payload: Any) -> None:
     print(f"\n## {title}")
     print(json.dumps(payload, indent=2, default=str))
+
+
+async def _call(client: Client, tool: str, **arguments: Any) -> Any:
+    return result_payload(await client.call_tool(tool, arguments))
+
+
+async def _memories(client: Client) -> bool:
+    stored = [
+        await _call(client, "store_memory", content=content, category=category, tags=["demo"])
+        for content, category in DEMO_MEMORIES
+    ]
+    _show("store_memory", stored[0])
+    found = await _call(client, "retrieve_memories", query="how do I revert my latest commit?", limit=2)
+    _show("retrieve_memories('how do I revert my latest commit?')", found)
+    _show("list_memories(tags=['demo'])", await _call(client, "list_memories", tags=["demo"]))
+    deleted = [await _call(client, "delete_memory", id=memory["id"]) for memory in stored]
+    _show("delete_memory (the demo cleans up after itself)", deleted)
+    return bool(found.get("results")) and found["results"][0]["id"] == stored[0]["id"]
 
 
 async def run_demo() -> int:
@@ -34,6 +60,7 @@ async def run_demo() -> int:
 
         bad = await client.call_tool("ping", {"delay_ms": -1})
         _show("a bad argument is a tool error the model can act on", result_payload(bad))
-        ok = ping.get("status") == "ok" and bad.is_error
+        remembered = await _memories(client)
+        ok = ping.get("status") == "ok" and bad.is_error and remembered
     print("\ndemo finished:", "ok" if ok else "FAILED")
     return 0 if ok else 1

@@ -5,8 +5,9 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import system
+from server.tools import memory, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
     system.register(server)
+    memory.register(server)

@@ -11,8 +11,8 @@ from pydantic import Field
 from server.services import AppContext, app_context, await_job
 from server.tool_errors import guarded
 from shared import __version__
+from shared.contracts.diagnostics import PING, PingRequest
 from shared.errors import NotFoundError
-from shared.jobs import PING, PingRequest
 
 JobId = Annotated[
     str,

@@ -12,8 +12,9 @@ from redis.asyncio import Redis
 
 from server.jobclient import JobStillRunning, run_job
 from server.jobclient.arq_client import ArqJobClient
+from shared.contracts.diagnostics import NOOP, PING, PING_BATCH, NoopRequest, PingRequest
 from shared.errors import UnavailableError
-from shared.jobs import NOOP, PING, PING_BATCH, JobProgress, NoopRequest, PingRequest
+from shared.jobs import JobProgress
 from shared.keys import Keys
 from shared.settings import Settings
 from tests.conftest import WorkerFactory, wait_for_worker

@@ -7,8 +7,9 @@ import pytest
 from server.jobclient import JobStillRunning, run_job
 from server.jobclient.base import decode_envelope, failure_error
 from server.jobclient.inline import InlineJobClient
+from shared.contracts.diagnostics import NOOP, PING, NoopResponse, PingRequest
 from shared.errors import InternalError, JobTimeoutError, NotFoundError, ValidationError
-from shared.jobs import NOOP, PING, JobProgress, NoopResponse, PingRequest
+from shared.jobs import JobProgress
 from shared.settings import load_settings
 from worker import registry
 

@@ -55,7 +55,7 @@ def test_sdk_texts_are_mapped() -> None:
     assert isinstance(_from_sdk_text("Unknown tool: nope"), NotFoundError)
     validation = _from_sdk_text(
         "Error executing tool ping: 1 validation error for pingArguments\n"
-        "delay_ms\n  Input should be an int\n"
+        "delay_ms\n  Input should be an int [type=int_type, input_value='x', input_type=str]\n"
         "    For further information visit https://errors.pydantic.dev/"
     )
     assert isinstance(validation, ValidationError)

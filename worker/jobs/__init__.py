@@ -1,5 +1,5 @@
 """Job implementations; importing this package registers them all."""
 
-from worker.jobs import diagnostics
+from worker.jobs import diagnostics, memory
 
-__all__ = ["diagnostics"]
+__all__ = ["diagnostics", "memory"]

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.jobs import NOOP, PING, PING_BATCH, NoopRequest, NoopResponse, PingRequest, PingResponse
+from shared.contracts.diagnostics import (
+    NOOP,
+    PING,
+    PING_BATCH,
+    NoopRequest,
+    NoopResponse,
+    PingRequest,
+    PingResponse,
+)
 from worker.context import JobContext
 from worker.registry import job
 

@@ -1,0 +1,169 @@
+"""Memory tools (seed 004): store_memory, retrieve_memories, list_memories, delete_memory.
+
+As the seed asks, these tools forgive what they can: over-long content is truncated, and
+importance, limits and offsets are clamped, each with a logged warning; only an invalid
+category (or a wrong type) is refused. Every call runs as a job on the worker.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from server.services import AppContext, await_job
+from server.tool_errors import guarded
+from shared.contracts.memory import (
+    CATEGORIES,
+    DELETE_MEMORY,
+    LIST_MEMORIES,
+    MAX_CONTENT_CHARS,
+    RETRIEVE_MEMORIES,
+    STORE_MEMORY,
+    Category,
+    DeleteMemoryRequest,
+    ListMemoriesRequest,
+    MemoryRecord,
+    RetrieveMemoriesRequest,
+    StoreMemoryRequest,
+)
+from shared.errors import ValidationError
+from shared.log import get_logger
+
+log = get_logger(__name__)
+MAX_TAGS = 20
+MAX_TAG_CHARS = 100
+# Engines take offsets as machine integers; no store holds anywhere near this many.
+MAX_OFFSET = 2**31 - 1
+_CATEGORY_HELP = f"One of: {', '.join(CATEGORIES)}."
+OptionalCategory = Annotated[Category | None, Field(description=f"Only this category. {_CATEGORY_HELP}")]
+
+
+def _clamp(name: str, value: float, low: float, high: float, tool: str) -> float:
+    # An int beyond float range compares fine but cannot go through math.isnan.
+    if isinstance(value, float) and math.isnan(value):
+        clamped = (low + high) / 2
+    else:
+        clamped = min(high, max(low, value))
+    if clamped != value:
+        log.warning("tool.argument_clamped", tool=tool, argument=name, given=value, used=clamped)
+    return clamped
+
+
+def _text(text: str) -> str:
+    """JSON may carry lone surrogates ("\\ud800"), which UTF-8 cannot: stores and the wire would fail."""
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _truncate(name: str, text: str, tool: str) -> str:
+    text = _text(text)
+    if len(text) <= MAX_CONTENT_CHARS:
+        return text
+    log.warning("tool.argument_truncated", tool=tool, argument=name, length=len(text), kept=MAX_CONTENT_CHARS)
+    return text[:MAX_CONTENT_CHARS]
+
+
+def _tags(tags: list[str] | None, tool: str) -> list[str]:
+    """Trimmed, de-duplicated (first spelling wins), at most MAX_TAGS of MAX_TAG_CHARS."""
+    cleaned: list[str] = []
+    for tag in tags or []:
+        tag = _text(tag).strip()[:MAX_TAG_CHARS]
+        if tag and tag not in cleaned:
+            cleaned.append(tag)
+    if len(cleaned) > MAX_TAGS:
+        log.warning("tool.argument_truncated", tool=tool, argument="tags", length=len(cleaned), kept=MAX_TAGS)
+    return cleaned[:MAX_TAGS]
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="store_memory",
+        description=(
+            "Store a memory (a fact, preference, event, workflow or context worth keeping across sessions) "
+            "with a semantic embedding, so retrieve_memories finds it by meaning later."
+        ),
+    )
+    @guarded
+    async def store_memory(
+        ctx: Context[AppContext, Any],
+        content: Annotated[str, Field(description=f"The memory (up to {MAX_CONTENT_CHARS:,} characters).")],
+        category: Annotated[Category, Field(description=_CATEGORY_HELP)],
+        importance: Annotated[float, Field(description="0.0 to 1.0 (default 0.5).")] = 0.5,
+        tags: Annotated[list[str] | None, Field(description="Tags for filtering list_memories.")] = None,
+    ) -> dict[str, Any]:
+        content = _truncate("content", content, "store_memory")
+        if not content.strip():
+            raise ValidationError("content must not be empty")
+        memory = MemoryRecord(
+            id=str(uuid.uuid4()),
+            content=content,
+            category=category,
+            importance=_clamp("importance", importance, 0.0, 1.0, "store_memory"),
+            tags=_tags(tags, "store_memory"),
+            created_at=datetime.now(UTC),
+        )
+        stored = await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory))
+        return stored.model_dump(mode="json")
+
+    @server.tool(
+        name="retrieve_memories",
+        description="Find memories by meaning, best match first, with a similarity score from 0 to 1.",
+    )
+    @guarded
+    async def retrieve_memories(
+        ctx: Context[AppContext, Any],
+        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        limit: Annotated[int, Field(description="Most results to return, 1 to 100 (default 10).")] = 10,
+        category: OptionalCategory = None,
+        min_importance: Annotated[float, Field(description="Only memories at least this important.")] = 0.0,
+    ) -> dict[str, Any]:
+        if not query.strip():
+            return {"results": [], "count": 0}
+        request = RetrieveMemoriesRequest(
+            query=_truncate("query", query, "retrieve_memories"),
+            limit=int(_clamp("limit", limit, 1, 100, "retrieve_memories")),
+            category=category,
+            min_importance=_clamp("min_importance", min_importance, 0.0, 1.0, "retrieve_memories"),
+        )
+        found = await await_job(ctx, RETRIEVE_MEMORIES, request)
+        results = [memory.model_dump(mode="json") for memory in found.results]
+        return {"results": results, "count": len(results)}
+
+    @server.tool(
+        name="list_memories",
+        description="List memories newest first, by category and tags (any of them) if given, page by page.",
+    )
+    @guarded
+    async def list_memories(
+        ctx: Context[AppContext, Any],
+        category: OptionalCategory = None,
+        tags: Annotated[list[str] | None, Field(description="Only memories with any of these tags.")] = None,
+        limit: Annotated[int, Field(description="Page size, 1 to 200 (default 50).")] = 50,
+        offset: Annotated[int, Field(description="How many to skip (default 0).")] = 0,
+    ) -> dict[str, Any]:
+        request = ListMemoriesRequest(
+            category=category,
+            tags=_tags(tags, "list_memories"),
+            limit=int(_clamp("limit", limit, 1, 200, "list_memories")),
+            offset=int(_clamp("offset", offset, 0, MAX_OFFSET, "list_memories")),
+        )
+        page = await await_job(ctx, LIST_MEMORIES, request)
+        results = [memory.model_dump(mode="json") for memory in page.results]
+        return {"results": results, "count": len(results), "total": page.total}
+
+    @server.tool(name="delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
+    @guarded
+    async def delete_memory(
+        ctx: Context[AppContext, Any],
+        id: Annotated[str, Field(description="The memory's id, as store_memory returned it.")],
+    ) -> dict[str, Any]:
+        try:
+            memory_id = str(uuid.UUID(id.strip()))
+        except ValueError:
+            return {"deleted": False}  # no memory ever had such an id
+        done = await await_job(ctx, DELETE_MEMORY, DeleteMemoryRequest(id=memory_id))
+        return {"deleted": done.deleted}

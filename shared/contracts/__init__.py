@@ -1,0 +1,19 @@
+"""Every job contract, by capability; the registry both sides look jobs up in."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.contracts import diagnostics, memory
+from shared.jobs import JobSpec
+
+ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
+    diagnostics.NOOP,
+    diagnostics.PING,
+    diagnostics.PING_BATCH,
+    memory.STORE_MEMORY,
+    memory.RETRIEVE_MEMORIES,
+    memory.LIST_MEMORIES,
+    memory.DELETE_MEMORY,
+)
+SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

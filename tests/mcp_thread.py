@@ -1,0 +1,60 @@
+"""An in-process MCP client on its own event loop thread, callable from synchronous code.
+
+Hypothesis drives synchronous tests, while the SDK's client holds an anyio task group
+that must be entered and left in one task: so the client lives in one long task on a
+background loop, and each call is handed to that loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from mcp import Client
+from mcp.types import CallToolResult
+
+CALL_TIMEOUT_S = 120
+
+
+class ThreadedClient:
+    def __init__(self, loop: asyncio.AbstractEventLoop, client: Client) -> None:
+        self._loop = loop
+        self._client = client
+
+    def call(self, tool: str, arguments: dict[str, Any]) -> CallToolResult:
+        future = asyncio.run_coroutine_threadsafe(self._client.call_tool(tool, arguments), self._loop)
+        return future.result(CALL_TIMEOUT_S)
+
+
+@contextmanager
+def threaded_client(server: Any) -> Iterator[ThreadedClient]:
+    loop = asyncio.new_event_loop()
+    ready: asyncio.Future[Client] = loop.create_future()
+    stop = asyncio.Event()
+
+    async def hold() -> None:
+        try:
+            async with Client(server) as client:
+                ready.set_result(client)
+                await stop.wait()
+        except BaseException as exc:
+            if not ready.done():
+                ready.set_exception(exc)
+            raise
+
+    thread = threading.Thread(target=loop.run_until_complete, args=(hold(),), daemon=True)
+    thread.start()
+    try:
+        client = asyncio.run_coroutine_threadsafe(_wait(ready), loop).result(CALL_TIMEOUT_S)
+        yield ThreadedClient(loop, client)
+    finally:
+        loop.call_soon_threadsafe(stop.set)
+        thread.join(CALL_TIMEOUT_S)
+        loop.close()
+
+
+async def _wait(ready: asyncio.Future[Client]) -> Client:
+    return await ready

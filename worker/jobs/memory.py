@@ -1,0 +1,131 @@
+"""Memory jobs: embed and store, semantic retrieve, filtered list, delete.
+
+The vector store holds the whole memory (vector and payload): one write per store,
+so there is nothing to keep consistent across two stores.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shared.contracts.memory import (
+    COLLECTION,
+    DELETE_MEMORY,
+    LIST_MEMORIES,
+    RETRIEVE_MEMORIES,
+    STORE_MEMORY,
+    DeleteMemoryRequest,
+    DeleteMemoryResponse,
+    ListMemoriesRequest,
+    ListMemoriesResponse,
+    MemoryRecord,
+    RetrieveMemoriesRequest,
+    RetrieveMemoriesResponse,
+    ScoredMemory,
+    StoreMemoryRequest,
+)
+from worker.context import JobContext
+from worker.registry import job
+from worker.vectors.base import (
+    CollectionSpec,
+    Condition,
+    Filter,
+    MatchAny,
+    MatchValue,
+    PayloadIndexType,
+    PointData,
+    Range,
+    Record,
+    VectorStore,
+)
+
+# created_ts orders list_memories; the others are what filters use.
+INDEXES: dict[str, PayloadIndexType] = {
+    "category": "keyword",
+    "tags": "keyword",
+    "importance": "float",
+    "created_ts": "float",
+}
+
+
+async def _store(ctx: JobContext) -> VectorStore:
+    """The store with the memories collection, created for the model's dimension if new."""
+    embedder = await ctx.services.embedder()
+    return await ctx.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+
+
+async def _existing_store(ctx: JobContext) -> VectorStore | None:
+    """The store if the collection exists: listing and deleting need no model, so no waiting for it."""
+    store = await ctx.services.vectors()
+    return store if await store.collection_exists(COLLECTION) else None
+
+
+def _payload(memory: MemoryRecord) -> dict[str, Any]:
+    payload = memory.model_dump(mode="json", exclude={"id"})
+    payload["created_ts"] = memory.created_at.timestamp()
+    return payload
+
+
+def _record(point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    fields = {key: value for key, value in payload.items() if key != "created_ts"}
+    return {"id": point_id, **fields}
+
+
+@job(STORE_MEMORY)
+async def store_memory(ctx: JobContext, request: StoreMemoryRequest) -> MemoryRecord:
+    memory = request.memory
+    vector = (await (await ctx.services.embedder()).embed([memory.content]))[0]
+    store = await _store(ctx)
+    # The id came with the request, so a retried job replaces the point it already wrote.
+    await store.upsert(COLLECTION, [PointData(memory.id, vector, _payload(memory))])
+    return memory
+
+
+@job(RETRIEVE_MEMORIES)
+async def retrieve_memories(ctx: JobContext, request: RetrieveMemoriesRequest) -> RetrieveMemoriesResponse:
+    query = (await (await ctx.services.embedder()).embed([request.query]))[0]
+    store = await _store(ctx)
+    conditions: list[Condition] = []
+    if request.category is not None:
+        conditions.append(MatchValue("category", request.category))
+    if request.min_importance > 0:
+        conditions.append(Range("importance", gte=request.min_importance))
+    hits = await store.search(COLLECTION, query, limit=request.limit, filter=Filter(tuple(conditions)))
+    results = [
+        # Cosine similarity of normalised vectors is in [-1, 1]; the contract promises [0, 1].
+        ScoredMemory(**_record(hit.id, hit.payload), score=min(1.0, max(0.0, hit.score)))
+        for hit in hits
+    ]
+    results.sort(key=lambda memory: memory.score, reverse=True)
+    return RetrieveMemoriesResponse(results=results)
+
+
+@job(LIST_MEMORIES)
+async def list_memories(ctx: JobContext, request: ListMemoriesRequest) -> ListMemoriesResponse:
+    store = await _existing_store(ctx)
+    if store is None:
+        return ListMemoriesResponse(results=[], total=0)
+    conditions: list[Condition] = []
+    if request.category is not None:
+        conditions.append(MatchValue("category", request.category))
+    if request.tags:
+        conditions.append(MatchAny("tags", tuple(request.tags)))
+    where = Filter(tuple(conditions))
+    page: list[Record] = await store.scroll(
+        COLLECTION, limit=request.limit, offset=request.offset, filter=where, order_by="created_ts"
+    )
+    total = await store.count(COLLECTION, where)
+    return ListMemoriesResponse(
+        results=[MemoryRecord(**_record(point.id, point.payload)) for point in page], total=total
+    )
+
+
+@job(DELETE_MEMORY)
+async def delete_memory(ctx: JobContext, request: DeleteMemoryRequest) -> DeleteMemoryResponse:
+    store = await _existing_store(ctx)
+    if store is None:
+        return DeleteMemoryResponse(deleted=False)
+    found = await store.get(COLLECTION, [request.id])
+    if found:
+        await store.delete(COLLECTION, [request.id])
+    return DeleteMemoryResponse(deleted=bool(found))

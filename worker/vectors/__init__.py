@@ -1,0 +1,1 @@
+"""Vector stores: one interface, two engines (Qdrant Edge embedded, Qdrant server)."""
