@@ -93,6 +93,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         front = StdioFront.start()  # answers the handshake while the rest loads
 
+    from shared.errors import LmsError
     from shared.log import configure_logging
     from shared.settings import ConfigError, get_settings
 
@@ -112,5 +113,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ConfigError as exc:
         print(exc, file=sys.stderr)
         return 2
+    except LmsError as exc:  # e.g. a second worker on a locked embedded store: say why, no traceback
+        print(f"learning-memory {args.command}: {exc.message}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt:
         return 130

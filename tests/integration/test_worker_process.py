@@ -187,3 +187,15 @@ async def test_autostart_from_many_sessions_starts_one_detached_worker(
     finally:
         for session in sessions:
             await session.aclose()
+
+
+def test_a_second_worker_on_the_embedded_store_stops_with_a_clear_message(
+    lms_env: dict[str, str], live_worker: Worker
+) -> None:
+    second = subprocess.run(
+        [sys.executable, "-m", "server.cli", "worker"], env=lms_env, capture_output=True, text=True, timeout=120
+    )
+    assert second.returncode == 1
+    assert "LMS_QDRANT_URL" in second.stderr and str(live_worker.pid) in second.stderr
+    assert "Traceback" not in second.stderr
+    assert live_worker.poll() is None  # the first one is unharmed
