@@ -145,7 +145,9 @@ async def _measure(client: Client, ids: list[str], calls: int, rng: random.Rando
         await _call(client, "store_memory", _memory(rng, 10**7 + i))
 
     async def retrieve(i: int) -> None:
-        arguments: dict[str, Any] = {"query": f"what does {rng.choice(SUBJECTS)} use?", "limit": 10}
+        # Unique queries: a repeated one would be served from the embedding cache, not the model.
+        query = f"what does {rng.choice(SUBJECTS)} use {rng.choice(DETAILS)}? (question {i})"
+        arguments: dict[str, Any] = {"query": query, "limit": 10}
         if i % 3 == 0:
             arguments["category"] = rng.choice(CATEGORIES)
         await _call(client, "retrieve_memories", arguments)

@@ -7,6 +7,8 @@ failure of the engine is raised as :class:`shared.errors.StorageError`.
 
 from __future__ import annotations
 
+import re
+import uuid
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -14,9 +16,12 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from shared.errors import StorageError
+
 Vector = Sequence[float] | npt.NDArray[np.float32]
 PayloadIndexType = Literal["keyword", "integer", "float", "bool"]
 Scalar = str | int | float | bool
+_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
 @dataclass(frozen=True)
@@ -126,3 +131,13 @@ class VectorStore(Protocol):
 
     async def close(self) -> None:
         """Flush and release the store (for Qdrant Edge: its folder lock)."""
+
+
+def point_id(value: str) -> str:
+    """The canonical UUID string engines take; StorageError if ``value`` is no UUID."""
+    if _CANONICAL_UUID.match(value):  # most ids: 6x cheaper than parsing
+        return value
+    try:
+        return str(uuid.UUID(str(value)))
+    except ValueError:
+        raise StorageError(f"Point id {value!r} is not a UUID") from None

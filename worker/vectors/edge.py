@@ -14,9 +14,10 @@ What qdrant-edge-py 0.9 does that shaped this module (measured on 2 busy cores, 
   on random vectors).
 - So by default vectors are **not HNSW-indexed**: search is exact, ~2 ms at 20k points (~10 ms at
   100k; bigger collections want a Qdrant server, ``LMS_QDRANT_URL``), filters use the payload
-  indexes, and ``optimize()`` (run in the background after every 4096 writes, one at a time per
-  collection, never inside a search) only vacuums and merges: ~0.1 s after deleting 12k of 20k.
-  ``hnsw_threshold`` turns HNSW on for segments holding more vector bytes than it, at that cost.
+  indexes, and ``optimize()`` only vacuums and merges (~0.1 s after deleting 12k of 20k). It runs in
+  the background once 4096 writes have come and writes pause for ``QUIET_S``, one pass at a time per
+  collection, never inside a search or a bulk load. ``hnsw_threshold`` turns HNSW on for segments
+  holding more vector bytes than it, at the cost above.
 - The shard locks its WAL ("WouldBlock" on a second load), per collection and cryptically: the
   store takes one ``flock`` on ``<root>/.lock``, with a clear message for a second process.
 - ``MatchValue(True)`` becomes the integer 1 and matches nothing: bools go as ``numpy.bool_``.
@@ -33,20 +34,18 @@ import json
 import os
 import re
 import time
-import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
-import numpy as np
-import numpy.typing as npt
 import qdrant_edge as qe
 
 from shared.errors import StorageError
 from shared.log import get_logger
 from worker.vectors import base
-from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector
+from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector, point_id
+from worker.vectors.edge_convert import edge_filter, matrix, to_record
 
 log = get_logger(__name__)
 
@@ -55,7 +54,8 @@ LOCK_FILE = ".lock"
 CONFIG_FILE = "edge_config.json"
 WRITE_CHUNK = 256
 OPTIMIZE_EVERY = 4096
-_CANONICAL_UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+# Writes must pause this long before a background optimisation starts.
+QUIET_S = 1.0
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
 _SCHEMA = {k: getattr(qe.PayloadSchemaType, k.title()) for k in ("keyword", "integer", "float", "bool")}
 
@@ -93,6 +93,7 @@ class _Collection:
     optimize_every: int | None
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: int = 0  # points written or deleted since the last optimisation started
+    last_write: float = 0.0  # time.monotonic() of the last write
     optimizer: asyncio.Task[None] | None = None
 
     def call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
@@ -100,7 +101,7 @@ class _Collection:
 
     def query(self, what: str, limit: int, offset: int, q: Any, flt: Filter | None) -> list[qe.ScoredPoint]:
         request = qe.QueryRequest(
-            limit=max(limit, 0), offset=max(offset, 0), query=q, filter=_edge_filter(flt), with_payload=True
+            limit=max(limit, 0), offset=max(offset, 0), query=q, filter=edge_filter(flt), with_payload=True
         )
         return self.call(what, self.shard.query, request)
 
@@ -164,7 +165,7 @@ class EdgeVectorStore:
 
     async def delete(self, collection: str, ids: Sequence[str]) -> None:
         coll = await self._collection(collection)
-        point_ids = [_point_id(i) for i in ids]
+        point_ids = [point_id(i) for i in ids]
         async with coll.write_lock:
             for start in range(0, len(point_ids), WRITE_CHUNK * 4):
                 operation = qe.UpdateOperation.delete_points(list(point_ids[start : start + WRITE_CHUNK * 4]))
@@ -173,16 +174,16 @@ class EdgeVectorStore:
 
     async def get(self, collection: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
         coll = await self._collection(collection)
-        wanted = list(dict.fromkeys(_point_id(i) for i in ids))
+        wanted = list(dict.fromkeys(point_id(i) for i in ids))
         found = coll.call("get points", coll.shard.retrieve, wanted, True, with_vectors) if wanted else []
         by_id = {str(r.id): r for r in found}
-        return [_record(by_id[pid], with_vectors) for pid in wanted if pid in by_id]
+        return [to_record(by_id[pid], with_vectors) for pid in wanted if pid in by_id]
 
     async def search(
         self, collection: str, vector: Vector, *, limit: int, filter: Filter | None = None
     ) -> list[ScoredRecord]:
         coll = await self._collection(collection)
-        query = qe.Query.Nearest(cast(list[float], _matrix([vector], coll)[0].tolist()))
+        query = qe.Query.Nearest(cast(list[float], matrix([vector], coll.name, coll.dimension)[0].tolist()))
         found = coll.query("search", limit, 0, query, filter)
         return [
             ScoredRecord(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in found
@@ -205,11 +206,11 @@ class EdgeVectorStore:
             order = qe.OrderBy(order_by, qe.Direction.Desc if descending else qe.Direction.Asc)
             what = f"scroll ordered by '{order_by}' (it needs an integer or float index)"
             found = coll.query(what, limit, offset, order, filter)
-        return [_record(p, False) for p in found]
+        return [to_record(p, False) for p in found]
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         coll = await self._collection(collection)
-        request = qe.CountRequest(exact=True, filter=_edge_filter(filter))
+        request = qe.CountRequest(exact=True, filter=edge_filter(filter))
         return int(coll.call("count", coll.shard.count, request))
 
     async def optimize(self, collection: str) -> None:
@@ -229,12 +230,19 @@ class EdgeVectorStore:
 
     def _note_writes(self, coll: _Collection, count: int) -> None:
         coll.pending += count
+        coll.last_write = time.monotonic()
         # One pass at a time per collection: writes made meanwhile are picked up by its loop.
         if self._due(coll) and (coll.optimizer is None or coll.optimizer.done()):
             coll.optimizer = asyncio.create_task(self._optimize_while_due(coll), name=f"optimize-{coll.name}")
 
     async def _optimize_while_due(self, coll: _Collection) -> None:
         while self._due(coll):
+            # A pass holds the GIL throughout: run it when writes pause, not in the middle of a
+            # bulk load, where it would stall the writes and every search around them.
+            quiet_for = time.monotonic() - coll.last_write
+            if quiet_for < QUIET_S:
+                await asyncio.sleep(QUIET_S - quiet_for)
+                continue
             coll.pending = 0
             try:
                 await self._optimize_once(coll)
@@ -335,8 +343,11 @@ def _write_points(coll: _Collection, points: Sequence[PointData]) -> None:
     for start in range(0, len(points), WRITE_CHUNK):
         chunk = points[start : start + WRITE_CHUNK]
         # Memoryview rows are read as float sequences; building float lists took a third of the time.
-        rows = [cast(list[float], memoryview(row)) for row in _matrix([p.vector for p in chunk], coll)]
-        batch = [qe.Point(_point_id(p.id), row, dict(p.payload)) for p, row in zip(chunk, rows, strict=True)]
+        rows = [
+            cast(list[float], memoryview(row))
+            for row in matrix([p.vector for p in chunk], coll.name, coll.dimension)
+        ]
+        batch = [qe.Point(point_id(p.id), row, dict(p.payload)) for p, row in zip(chunk, rows, strict=True)]
         coll.call("upsert points", coll.shard.update, qe.UpdateOperation.upsert_points(batch))
 
 
@@ -352,48 +363,3 @@ def _stored_dimension(path: Path) -> int:
         return int(json.loads((path / CONFIG_FILE).read_text())["vectors"][""]["size"])
     except (OSError, ValueError, KeyError, TypeError) as exc:
         raise StorageError(f"Cannot read the vector size of {path} from {CONFIG_FILE}: {exc}") from exc
-
-
-def _point_id(value: str) -> str:
-    if _CANONICAL_UUID.match(value):  # most ids: 6x cheaper than parsing
-        return value
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise StorageError(f"Point id {value!r} is not a UUID") from None
-
-
-def _matrix(vectors: Sequence[Vector], coll: _Collection) -> npt.NDArray[np.float32]:
-    try:
-        array = np.ascontiguousarray(vectors, dtype=np.float32)
-    except (ValueError, TypeError) as exc:
-        raise StorageError(f"Collection '{coll.name}' takes {coll.dimension}-d vectors: {exc}") from exc
-    if array.shape != (len(vectors), coll.dimension):
-        raise StorageError(f"'{coll.name}' takes {coll.dimension}-dimensional vectors, not {array.shape[1:]}")
-    return array
-
-
-def _record(point: qe.Record | qe.ScoredPoint, with_vectors: bool) -> Record:
-    vector: Any = point.vector if with_vectors else None
-    if isinstance(vector, dict):  # named vectors: ours is the default one, ""
-        vector = vector.get("")
-    floats = None if vector is None else [float(x) for x in vector]
-    return Record(id=str(point.id), payload=dict(point.payload or {}), vector=floats)
-
-
-def _edge_filter(flt: Filter | None) -> qe.Filter | None:
-    return qe.Filter(must=[_edge_condition(c) for c in flt.must]) if flt is not None and flt.must else None
-
-
-def _edge_condition(cond: base.Condition) -> qe.FieldCondition:
-    if isinstance(cond, base.MatchValue):
-        # The binding turns a Python bool into the integer 1/0 (see the module docstring).
-        value = cast(bool, np.bool_(cond.value)) if isinstance(cond.value, bool) else cond.value
-        return qe.FieldCondition(cond.key, match=qe.MatchValue(value))
-    if isinstance(cond, base.MatchAny):
-        values = list(cond.values)
-        if not (all(isinstance(v, str) for v in values) or all(type(v) is int for v in values)):
-            raise StorageError(f"MatchAny on '{cond.key}' takes only strings or only integers: {values!r}")
-        return qe.FieldCondition(cond.key, match=qe.MatchAny(cast(list[str], values)))
-    bounds = qe.RangeFloat(gte=cond.gte, gt=cond.gt, lte=cond.lte, lt=cond.lt)
-    return qe.FieldCondition(cond.key, range=bounds)

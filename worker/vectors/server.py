@@ -16,7 +16,6 @@ MatchValue/MatchAny on list-valued fields, cosine scores) behaves the same in bo
 from __future__ import annotations
 
 import asyncio
-import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
@@ -27,7 +26,7 @@ from qdrant_client import AsyncQdrantClient, models
 from shared.errors import StorageError
 from shared.log import get_logger
 from worker.vectors import base
-from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector
+from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector, point_id
 
 log = get_logger(__name__)
 
@@ -112,13 +111,13 @@ class QdrantServerStore:
 
     async def _upsert(self, collection: str, chunk: Sequence[PointData]) -> None:
         structs = [
-            models.PointStruct(id=_point_id(p.id), vector=_vector(p.vector), payload=dict(p.payload))
+            models.PointStruct(id=point_id(p.id), vector=_vector(p.vector), payload=dict(p.payload))
             for p in chunk
         ]
         await self._client.upsert(collection, structs, wait=True)
 
     async def delete(self, collection: str, ids: Sequence[str]) -> None:
-        point_ids: list[models.ExtendedPointId] = [_point_id(i) for i in ids]
+        point_ids: list[models.ExtendedPointId] = [point_id(i) for i in ids]
         if point_ids:
             selector = models.PointIdsList(points=point_ids)
             await self._run(
@@ -127,7 +126,7 @@ class QdrantServerStore:
             )
 
     async def get(self, collection: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
-        wanted = list(dict.fromkeys(_point_id(i) for i in ids))
+        wanted = list(dict.fromkeys(point_id(i) for i in ids))
         if not wanted:
             return []
         found = await self._run(
@@ -231,13 +230,6 @@ class QdrantServerStore:
         except Exception as exc:
             where = "in-memory Qdrant" if self._local else f"Qdrant at {self.url}"
             raise StorageError(f"{where} failed to {what}: {exc}") from exc
-
-
-def _point_id(value: str) -> str:
-    try:
-        return str(uuid.UUID(str(value)))
-    except ValueError:
-        raise StorageError(f"Point id {value!r} is not a UUID") from None
 
 
 def _vector(value: Vector) -> list[float]:
