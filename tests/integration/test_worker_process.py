@@ -193,9 +193,49 @@ def test_a_second_worker_on_the_embedded_store_stops_with_a_clear_message(
     lms_env: dict[str, str], live_worker: Worker
 ) -> None:
     second = subprocess.run(
-        [sys.executable, "-m", "server.cli", "worker"], env=lms_env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "server.cli", "worker"],
+        env=lms_env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert second.returncode == 1
     assert "LMS_QDRANT_URL" in second.stderr and str(live_worker.pid) in second.stderr
     assert "Traceback" not in second.stderr
     assert live_worker.poll() is None  # the first one is unharmed
+
+
+async def test_memories_survive_a_worker_killed_without_warning(
+    settings: Settings,
+    redis: Redis,
+    lms_env: dict[str, str],
+    worker_factory: WorkerFactory,
+    arq_jobs: ArqJobClient,
+) -> None:
+    import uuid
+    from datetime import UTC, datetime
+
+    from shared.contracts.memory import LIST_MEMORIES, STORE_MEMORY, ListMemoriesRequest, MemoryRecord
+    from shared.contracts.memory import StoreMemoryRequest as Store
+
+    lms_env["LMS_EMBEDDING_MODEL"] = "hashing:64"  # this test is about durability, not the model
+    first = worker_factory()
+    await wait_for_worker(redis, settings.namespace, first.pid)
+    ids = []
+    for n in range(20):
+        memory = MemoryRecord(
+            id=str(uuid.uuid4()),
+            content=f"fact {n}",
+            category="fact",
+            importance=0.5,
+            tags=[],
+            created_at=datetime.now(UTC),
+        )
+        ids.append((await run_job(arq_jobs, STORE_MEMORY, Store(memory=memory), timeout_s=30)).id)
+    first.kill()  # no flush, no goodbye
+    first.wait(10)
+    second = worker_factory()
+    await wait_for_worker(redis, settings.namespace, second.pid)
+    listed = await run_job(arq_jobs, LIST_MEMORIES, ListMemoriesRequest(limit=50, offset=0), timeout_s=30)
+    assert listed.total == 20
+    assert [m.id for m in listed.results] == list(reversed(ids))
