@@ -67,8 +67,9 @@ def _payload(memory: MemoryRecord) -> dict[str, Any]:
 
 
 def _record(point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-    fields = {key: value for key, value in payload.items() if key != "created_ts"}
-    return {"id": point_id, **fields}
+    # Only the record's own fields: created_ts, or anything a later version stores, stays behind.
+    fields = {key: value for key, value in payload.items() if key in MemoryRecord.model_fields}
+    return {**fields, "id": point_id}
 
 
 @job(STORE_MEMORY)
