@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import diagnostics, memory
+from shared.contracts import diagnostics, experiences, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -15,5 +15,7 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     memory.RETRIEVE_MEMORIES,
     memory.LIST_MEMORIES,
     memory.DELETE_MEMORY,
+    experiences.PERSIST_EXPERIENCE,
+    experiences.SEARCH_EXPERIENCES,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

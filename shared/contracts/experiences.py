@@ -1,0 +1,196 @@
+"""GHAP entries and experiences (seed 001): the journal's records, and the persist and search jobs.
+
+A GHAP entry (goal, hypothesis, action, prediction) lives in the server's journal while it is
+active; resolving it makes an *experience*, embedded on four axes and stored for search.
+Domain is not an axis: it is a filter on every axis.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Literal, get_args
+
+from pydantic import Field
+
+from shared.jobs import Contract, JobSpec
+from shared.keys import Queue
+
+Domain = Literal[
+    "debugging",
+    "refactoring",
+    "feature",
+    "testing",
+    "configuration",
+    "documentation",
+    "performance",
+    "security",
+    "integration",
+]
+Strategy = Literal[
+    "systematic-elimination",
+    "trial-and-error",
+    "research-first",
+    "divide-and-conquer",
+    "root-cause-analysis",
+    "copy-from-similar",
+    "check-assumptions",
+    "read-the-error",
+    "ask-user",
+]
+RootCauseCategory = Literal[
+    "wrong-assumption",
+    "missing-knowledge",
+    "oversight",
+    "environment-issue",
+    "misleading-symptom",
+    "incomplete-fix",
+    "wrong-scope",
+    "test-isolation",
+    "timing-issue",
+]
+OutcomeStatus = Literal["confirmed", "falsified", "abandoned"]
+ConfidenceTier = Literal["gold", "silver", "bronze", "abandoned"]
+Axis = Literal["full", "strategy", "surprise", "root_cause"]
+
+DOMAINS: tuple[str, ...] = get_args(Domain)
+STRATEGIES: tuple[str, ...] = get_args(Strategy)
+ROOT_CAUSE_CATEGORIES: tuple[str, ...] = get_args(RootCauseCategory)
+OUTCOME_STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
+AXES: tuple[str, ...] = get_args(Axis)
+# Clustering weights of the tiers (DESIGN §6).
+TIER_WEIGHTS: dict[str, float] = {"gold": 1.0, "silver": 0.8, "bronze": 0.5, "abandoned": 0.2}
+MAX_GHAP_FIELD_CHARS = 1_000  # goal, hypothesis, action, prediction, note
+MAX_RESOLUTION_FIELD_CHARS = 2_000  # result, surprise, root cause, lesson
+# Fixed, so that an experience's point ids are the same in every process and on every retry.
+EXPERIENCE_ID_NAMESPACE = uuid.UUID("6b1f3a52-4c36-4f0e-9a7e-3f1f0c2d5e11")
+
+
+def collection_for(axis: str) -> str:
+    return f"experiences_{axis}"
+
+
+def point_id(ghap_id: str, axis: str) -> str:
+    """The experience's point id on one axis: deterministic, so a retried persist replaces it."""
+    return str(uuid.uuid5(EXPERIENCE_ID_NAMESPACE, f"{ghap_id}:{axis}"))
+
+
+class Iteration(Contract):
+    """What an update_ghap replaced, kept so the entry's history is never lost."""
+
+    hypothesis: str
+    action: str
+    prediction: str
+    strategy: Strategy
+    note: str | None = None
+    updated_at: datetime
+
+
+class RootCause(Contract):
+    category: RootCauseCategory
+    description: str
+
+
+class Lesson(Contract):
+    what_worked: str
+    takeaway: str | None = None
+
+
+class Resolution(Contract):
+    status: OutcomeStatus
+    result: str
+    surprise: str | None = None
+    root_cause: RootCause | None = None
+    lesson: Lesson | None = None
+    confidence_tier: ConfidenceTier
+    resolved_at: datetime
+    resolved_in_session: str
+
+
+class GhapEntry(Contract):
+    """A journal entry: active while ``resolution`` is None."""
+
+    id: str
+    session_id: str  # the server session that started it
+    domain: Domain
+    strategy: Strategy
+    goal: str
+    hypothesis: str
+    action: str
+    prediction: str
+    created_at: datetime
+    updated_at: datetime
+    iterations: list[Iteration] = Field(default_factory=list)
+    resolution: Resolution | None = None
+
+    @property
+    def iteration_count(self) -> int:
+        return len(self.iterations) + 1
+
+
+def confidence_tier(status: str, lesson: Lesson | None, orphaned: bool) -> ConfidenceTier:
+    """DESIGN §6: abandoned; bronze if resolved after being orphaned; gold with a lesson; else silver."""
+    if status == "abandoned":
+        return "abandoned"
+    if orphaned:
+        return "bronze"
+    return "gold" if lesson is not None and lesson.what_worked.strip() else "silver"
+
+
+# --- jobs --------------------------------------------------------------------------
+
+
+class PersistExperienceRequest(Contract):
+    entry: GhapEntry  # resolved
+
+
+class PersistExperienceResponse(Contract):
+    ghap_id: str
+    axes: list[Axis]  # the axes it was stored on (surprise and root_cause only when present)
+
+
+class SearchExperiencesRequest(Contract):
+    query: str = Field(min_length=1)
+    axis: Axis = "full"
+    domain: Domain | None = None
+    outcome: OutcomeStatus | None = None
+    limit: int = Field(default=10, ge=1, le=50)
+
+
+class ExperienceHit(Contract):
+    id: str  # the point id
+    ghap_id: str
+    domain: Domain
+    strategy: Strategy
+    goal: str
+    hypothesis: str
+    action: str
+    prediction: str
+    outcome_status: OutcomeStatus
+    outcome_result: str
+    surprise: str | None = None
+    root_cause: RootCause | None = None
+    lesson: Lesson | None = None
+    confidence_tier: ConfidenceTier
+    score: float = Field(ge=0.0, le=1.0)
+    created_at: datetime
+
+
+class SearchExperiencesResponse(Contract):
+    results: list[ExperienceHit]
+
+
+PERSIST_EXPERIENCE: JobSpec[PersistExperienceRequest, PersistExperienceResponse] = JobSpec(
+    "persist_experience",
+    PersistExperienceRequest,
+    PersistExperienceResponse,
+    Queue.INTERACTIVE,
+    timeout_s=120,
+)
+SEARCH_EXPERIENCES: JobSpec[SearchExperiencesRequest, SearchExperiencesResponse] = JobSpec(
+    "search_experiences",
+    SearchExperiencesRequest,
+    SearchExperiencesResponse,
+    Queue.INTERACTIVE,
+    timeout_s=120,
+)
