@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import random
-import secrets
 import shutil
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable
@@ -20,14 +17,10 @@ from pathlib import Path
 from typing import Any
 
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
-from redis.asyncio import Redis
 
-from bench.common import BenchError, latency_summary_ms, print_table, progress, wait_until
-from bench.processes import REPO_ROOT, start_worker, stop_worker
+from bench.common import BenchError, latency_summary_ms, print_table, progress
+from bench.processes import serving
 from server.cli.client import result_payload
-from shared.keys import Keys
-from shared.state import live_workers
 
 # p95 targets of the issue, and the seed's own in brackets.
 TARGETS_P95_MS = {
@@ -211,45 +204,13 @@ def _report(
 
 
 async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
-    namespace = f"bench-{secrets.token_hex(4)}"
-    env = {k: v for k, v in os.environ.items() if not k.startswith("LMS_")}
-    env.update(
-        LMS_REDIS_URL=args.redis_url,
-        LMS_NAMESPACE=namespace,
-        LMS_DATA_DIR=str(tmp / "data"),
-        LMS_QUEUE="arq",
-        LMS_AUTOSTART_WORKER="false",
-        LMS_LOG_LEVEL="WARNING",
-    )
-    worker = await start_worker(
-        "ours", [sys.executable, "-m", "server.cli", "worker"], env, tmp / "worker.log"
-    )
-    redis = Redis.from_url(args.redis_url)
-    try:
-
-        async def alive() -> bool:
-            worker.ensure_alive()
-            return bool(await live_workers(redis, Keys(namespace)))
-
-        await wait_until(alive, timeout_s=120, what="the worker's heartbeat")
-        params = StdioServerParameters(
-            command=sys.executable, args=["-m", "server.cli", "serve"], env=env, cwd=REPO_ROOT
-        )
-        rng = random.Random(7)
-        async with Client(params, read_timeout_seconds=300) as client:
-            await _call(
-                client, "store_memory", {"content": "warm-up", "category": "fact"}
-            )  # the model is loaded
-            ids, load_s = await _load(client, rng, args.memories)
-            rss = _rss_mib(worker.pid)
-            latencies = await _measure(client, ids, args.calls, rng)
-        return _report(latencies, load_s, args.memories, rss)
-    finally:
-        await stop_worker(worker)
-        keys = [key async for key in redis.scan_iter(match=f"{namespace}:*", count=1000)]
-        for start in range(0, len(keys), 1000):
-            await redis.delete(*keys[start : start + 1000])
-        await redis.aclose()
+    rng = random.Random(7)
+    async with serving(args.redis_url, tmp) as (client, worker):
+        await _call(client, "store_memory", {"content": "warm-up", "category": "fact"})  # the model is loaded
+        ids, load_s = await _load(client, rng, args.memories)
+        rss = _rss_mib(worker.pid)
+        latencies = await _measure(client, ids, args.calls, rng)
+    return _report(latencies, load_s, args.memories, rss)
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:

@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
+import secrets
 import signal
 import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.common import BenchError, progress
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from redis.asyncio import Redis
+
+from bench.common import BenchError, progress, wait_until
+from shared.keys import Keys
+from shared.state import live_workers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT_S = 15.0
@@ -64,3 +75,42 @@ async def stop_worker(worker: WorkerProcess) -> int | None:
                 worker.proc.kill()
             await worker.proc.wait()
     return worker.proc.returncode
+
+
+@asynccontextmanager
+async def serving(redis_url: str, tmp: Path) -> AsyncIterator[tuple[Client, WorkerProcess]]:
+    """A real worker (arq mode, its own namespace and data folder under ``tmp``) and an MCP client
+    over stdio to ``learning-memory serve``; everything is stopped and its keys removed after."""
+    namespace = f"bench-{secrets.token_hex(4)}"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("LMS_")}
+    env.update(
+        LMS_REDIS_URL=redis_url,
+        LMS_NAMESPACE=namespace,
+        LMS_DATA_DIR=str(tmp / "data"),
+        LMS_JOURNAL_DIR=str(tmp / "journal"),
+        LMS_QUEUE="arq",
+        LMS_AUTOSTART_WORKER="false",
+        LMS_LOG_LEVEL="WARNING",
+    )
+    worker = await start_worker(
+        "ours", [sys.executable, "-m", "server.cli", "worker"], env, tmp / "worker.log"
+    )
+    redis = Redis.from_url(redis_url)
+    try:
+
+        async def alive() -> bool:
+            worker.ensure_alive()
+            return bool(await live_workers(redis, Keys(namespace)))
+
+        await wait_until(alive, timeout_s=120, what="the worker's heartbeat")
+        params = StdioServerParameters(
+            command=sys.executable, args=["-m", "server.cli", "serve"], env=env, cwd=REPO_ROOT
+        )
+        async with Client(params, read_timeout_seconds=300) as client:
+            yield client, worker
+    finally:
+        await stop_worker(worker)
+        keys = [key async for key in redis.scan_iter(match=f"{namespace}:*", count=1000)]
+        for start in range(0, len(keys), 1000):
+            await redis.delete(*keys[start : start + 1000])
+        await redis.aclose()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass
@@ -11,6 +13,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 from server.jobclient import JobClient, create_job_client, run_job
+from server.journal.journal import Journal
+from server.persistence import keep_draining
 from shared.jobs import JobProgress, JobSpec
 from shared.settings import Settings, get_settings
 
@@ -21,6 +25,9 @@ Resp = TypeVar("Resp", bound=BaseModel)
 class AppContext:
     settings: Settings
     jobs: JobClient
+    journal: Journal
+    # One per server process: an active GHAP entry from another session is an orphan.
+    session_id: str
 
 
 def make_lifespan(
@@ -31,10 +38,17 @@ def make_lifespan(
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
         resolved = settings or get_settings()
+        session_id = uuid.uuid4().hex
+        journal = Journal(resolved.journal_dir, session_id)
         jobs = await create_job_client(resolved)
+        drainer = asyncio.create_task(
+            keep_draining(journal, jobs, resolved.outbox_drain_interval_s), name="outbox-drain"
+        )
         try:
-            yield AppContext(settings=resolved, jobs=jobs)
+            yield AppContext(settings=resolved, jobs=jobs, journal=journal, session_id=session_id)
         finally:
+            drainer.cancel()
+            await asyncio.gather(drainer, return_exceptions=True)
             await jobs.close()
 
     return lifespan

@@ -46,6 +46,8 @@ class Settings(BaseSettings):
     # How long a job may sit with no live worker before the tool says so.
     worker_start_grace_s: float = Field(default=30.0, gt=0, le=600)
     heartbeat_interval_s: float = Field(default=2.0, gt=0, le=60)
+    # How often the server retries storing resolved GHAP entries that could not be stored yet.
+    outbox_drain_interval_s: float = Field(default=30.0, gt=0, le=3600)
     interactive_concurrency: int = Field(default=8, ge=1, le=256)
     batch_concurrency: int = Field(default=1, ge=1, le=64)
 

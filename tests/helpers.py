@@ -57,3 +57,20 @@ def kill_pid(pid: int) -> None:
         os.kill(pid, signal.SIGKILL)
     except ProcessLookupError:
         pass
+
+
+def pids_of(command_part: str, env_entry: str) -> list[int]:
+    """Processes whose command line contains ``command_part`` and environment ``env_entry``
+    (e.g. ``LMS_NAMESPACE=...``): how a test finds a server a client library spawned."""
+    found = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            environ = (proc / "environ").read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if command_part in cmdline and env_entry.encode() in environ:
+            found.append(int(proc.name))
+    return found

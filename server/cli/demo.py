@@ -4,6 +4,7 @@ Claude Code talks to the server. Each capability adds its tools to this script."
 from __future__ import annotations
 
 import json
+import tempfile
 from typing import Any
 
 from mcp import Client
@@ -40,8 +41,36 @@ async def _memories(client: Client) -> bool:
     return bool(found.get("results")) and found["results"][0]["id"] == stored[0]["id"]
 
 
+async def _ghap(client: Client) -> bool:
+    started = await _call(
+        client,
+        "start_ghap",
+        domain="testing",
+        strategy="check-assumptions",
+        goal="Demo (make run): check that the learning memory server works end to end",
+        hypothesis="the server, the queue and the worker are all wired",
+        action="run one GHAP cycle and search for it",
+        prediction="search_experiences finds this entry",
+    )
+    _show("start_ghap", started)
+    await _call(client, "update_ghap", note="the memory tools answered", action="resolve and search")
+    resolved = await _call(
+        client,
+        "resolve_ghap",
+        status="confirmed",
+        result="every tool answered",
+        lesson={"what_worked": "running make run after install"},
+    )
+    _show("resolve_ghap", resolved)
+    found = await _call(client, "search_experiences", query="is the memory server wired end to end?", limit=1)
+    _show("search_experiences('is the memory server wired end to end?')", found)
+    return bool(found.get("results")) and found["results"][0]["ghap_id"] == started["id"]
+
+
 async def run_demo() -> int:
-    async with stdio_session() as client:
+    # The demo's GHAP entries go to a journal of their own, not the project's.
+    journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
+    async with stdio_session({"LMS_JOURNAL_DIR": journal}) as client:
         tools = await client.list_tools()
         _show("tools/list", [tool.name for tool in tools.tools])
 
@@ -61,6 +90,7 @@ async def run_demo() -> int:
         bad = await client.call_tool("ping", {"delay_ms": -1})
         _show("a bad argument is a tool error the model can act on", result_payload(bad))
         remembered = await _memories(client)
-        ok = ping.get("status") == "ok" and bad.is_error and remembered
+        learned = await _ghap(client)
+        ok = ping.get("status") == "ok" and bad.is_error and remembered and learned
     print("\ndemo finished:", "ok" if ok else "FAILED")
     return 0 if ok else 1

@@ -5,9 +5,11 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import memory, system
+from server.tools import ghap, memory, search, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
     system.register(server)
     memory.register(server)
+    ghap.register(server)
+    search.register(server)

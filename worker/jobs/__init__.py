@@ -1,5 +1,5 @@
 """Job implementations; importing this package registers them all."""
 
-from worker.jobs import diagnostics, memory
+from worker.jobs import diagnostics, experiences, memory
 
-__all__ = ["diagnostics", "memory"]
+__all__ = ["diagnostics", "experiences", "memory"]

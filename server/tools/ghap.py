@@ -1,0 +1,288 @@
+"""GHAP tools (seed 001): start_ghap, update_ghap, resolve_ghap, get_active_ghap, list_ghap_entries.
+
+Unlike the memory tools, these refuse bad input rather than repair it (the seed says so): an
+empty or over-long field, or a falsified outcome without its surprise and root cause, is a
+validation error naming the field and the rule. The journal is local and instant; only
+resolving awaits the worker, to store the experience for search.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel, Field
+
+from server.persistence import RETRY_DELAYS_S, persist
+from server.services import AppContext, app_context
+from server.tool_errors import guarded
+from shared.contracts.experiences import (
+    DOMAINS,
+    MAX_GHAP_FIELD_CHARS,
+    MAX_RESOLUTION_FIELD_CHARS,
+    ROOT_CAUSE_CATEGORIES,
+    STRATEGIES,
+    Domain,
+    GhapEntry,
+    Lesson,
+    OutcomeStatus,
+    RootCause,
+    RootCauseCategory,
+    Strategy,
+)
+from shared.errors import LmsError, ValidationError
+from shared.log import get_logger
+
+log = get_logger(__name__)
+MAX_LIST = 100
+
+
+def _text(name: str, value: str | None, limit: int, *, required: bool) -> str | None:
+    if value is None:
+        if required:
+            raise ValidationError(f"{name} is required")
+        return None
+    value = value.encode("utf-8", "replace").decode("utf-8").strip()  # lone surrogates cannot be stored
+    if not value:
+        raise ValidationError(f"{name} must not be empty")
+    if len(value) > limit:
+        raise ValidationError(f"{name} is too long: {len(value):,} characters, the limit is {limit:,}")
+    return value
+
+
+def _required(name: str, value: str, limit: int = MAX_GHAP_FIELD_CHARS) -> str:
+    checked = _text(name, value, limit, required=True)
+    assert checked is not None
+    return checked
+
+
+def _entry(entry: GhapEntry) -> dict[str, Any]:
+    return {
+        "id": entry.id,
+        "domain": entry.domain,
+        "strategy": entry.strategy,
+        "goal": entry.goal,
+        "hypothesis": entry.hypothesis,
+        "action": entry.action,
+        "prediction": entry.prediction,
+        "created_at": entry.created_at.isoformat(),
+    }
+
+
+def _summary(entry: GhapEntry) -> dict[str, Any]:
+    resolution = entry.resolution
+    return {
+        "id": entry.id,
+        "domain": entry.domain,
+        "strategy": entry.strategy,
+        "goal": entry.goal,
+        "outcome_status": resolution.status if resolution else None,
+        "confidence_tier": resolution.confidence_tier if resolution else None,
+        "iteration_count": entry.iteration_count,
+        "created_at": entry.created_at.isoformat(),
+        "resolved_at": resolution.resolved_at.isoformat() if resolution else None,
+    }
+
+
+def _since(value: str | None) -> datetime | None:
+    if value is None or not value.strip():
+        return None
+    try:
+        moment = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise ValidationError(
+            f"since must be an ISO 8601 date or time, e.g. 2026-11-01 or 2026-11-01T09:30:00Z (got {value!r})"
+        ) from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+class RootCauseInput(BaseModel):
+    category: Annotated[RootCauseCategory, Field(description=f"One of: {', '.join(ROOT_CAUSE_CATEGORIES)}.")]
+    description: str
+
+
+class LessonInput(BaseModel):
+    what_worked: Annotated[str, Field(description="The actual fix or the approach that worked.")]
+    takeaway: Annotated[str | None, Field(description="The lesson in one line, if any.")] = None
+
+
+def _persist_in_background(app: AppContext, entry: GhapEntry) -> None:
+    """An entry archived as abandoned is stored too (tier "abandoned"), without holding the tool."""
+
+    async def run() -> None:
+        try:
+            await persist(app.jobs, entry)
+            await asyncio.to_thread(app.journal.mark_persisted, entry.id)
+        except LmsError as exc:  # it stays in the outbox, which the drain retries
+            log.info("experience.persist_deferred", ghap_id=entry.id, error=exc.message)
+
+    task = asyncio.create_task(run())
+    _background.add(task)
+    task.add_done_callback(_background.discard)
+
+
+_background: set[asyncio.Task[None]] = set()
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="start_ghap",
+        description=(
+            "Start tracking a working hypothesis: your goal, what you believe (hypothesis), what you do "
+            "about it (action) and what you expect to see if you are right (prediction). "
+            f"Domains: {', '.join(DOMAINS)}. Strategies: {', '.join(STRATEGIES)}."
+        ),
+    )
+    @guarded
+    async def start_ghap(
+        ctx: Context[AppContext, Any],
+        domain: Domain,
+        strategy: Strategy,
+        goal: Annotated[str, Field(description="What meaningful change are you trying to make?")],
+        hypothesis: Annotated[str, Field(description="What do you believe about the situation?")],
+        action: Annotated[str, Field(description="What are you doing based on this belief?")],
+        prediction: Annotated[
+            str, Field(description="If your hypothesis is correct, what will you observe?")
+        ],
+    ) -> dict[str, Any]:
+        app = app_context(ctx)
+        fields = {
+            "goal": _required("goal", goal),
+            "hypothesis": _required("hypothesis", hypothesis),
+            "action": _required("action", action),
+            "prediction": _required("prediction", prediction),
+        }
+        entry, orphan = await asyncio.to_thread(app.journal.start, domain=domain, strategy=strategy, **fields)
+        answer = _entry(entry)
+        if orphan is not None:
+            log.warning("ghap.orphaned_entry", orphan=orphan.id, new=entry.id)
+            answer["warning"] = (
+                f"GHAP entry {orphan.id} was still active; it was archived as abandoned (nothing is lost)."
+            )
+            _persist_in_background(app, orphan)
+        return answer
+
+    @server.tool(
+        name="update_ghap",
+        description=(
+            "Revise the active GHAP entry as you learn: a new hypothesis, action, prediction or strategy, "
+            "and a note on why. The previous version is kept in the entry's history."
+        ),
+    )
+    @guarded
+    async def update_ghap(
+        ctx: Context[AppContext, Any],
+        hypothesis: str | None = None,
+        action: str | None = None,
+        prediction: str | None = None,
+        strategy: Strategy | None = None,
+        note: Annotated[str | None, Field(description="Why it changed (kept in the history).")] = None,
+    ) -> dict[str, Any]:
+        changes = {
+            name: _text(name, value, MAX_GHAP_FIELD_CHARS, required=False)
+            for name, value in (("hypothesis", hypothesis), ("action", action), ("prediction", prediction))
+        }
+        checked_note = _text("note", note, MAX_GHAP_FIELD_CHARS, required=False)
+        if all(value is None for value in changes.values()) and strategy is None and checked_note is None:
+            raise ValidationError("Nothing to update: give hypothesis, action, prediction, strategy or note.")
+        journal = app_context(ctx).journal
+        entry = await asyncio.to_thread(journal.update, strategy=strategy, note=checked_note, **changes)
+        return {"success": True, "iteration_count": entry.iteration_count}
+
+    @server.tool(
+        name="resolve_ghap",
+        description=(
+            "Close the active GHAP entry with what happened: confirmed, falsified (then give the surprise "
+            "and the root cause) or abandoned. A lesson (what worked) makes the experience gold-tier. "
+            "The experience is then stored for search_experiences."
+        ),
+    )
+    @guarded
+    async def resolve_ghap(
+        ctx: Context[AppContext, Any],
+        status: OutcomeStatus,
+        result: Annotated[str, Field(description="What actually happened?")],
+        surprise: Annotated[
+            str | None, Field(description="What was unexpected? Required if falsified.")
+        ] = None,
+        root_cause: Annotated[
+            RootCauseInput | None, Field(description="Why the hypothesis was wrong. Required if falsified.")
+        ] = None,
+        lesson: Annotated[LessonInput | None, Field(description="What worked, recommended.")] = None,
+    ) -> dict[str, Any]:
+        limit = MAX_RESOLUTION_FIELD_CHARS
+        checked_result = _required("result", result, limit)
+        checked_surprise = _text("surprise", surprise, limit, required=False)
+        cause = None
+        if root_cause is not None:
+            description = _required("root_cause.description", root_cause.description, limit)
+            cause = RootCause(category=root_cause.category, description=description)
+        learned = None
+        if lesson is not None:
+            takeaway = _text("lesson.takeaway", lesson.takeaway, limit, required=False)
+            learned = Lesson(
+                what_worked=_required("lesson.what_worked", lesson.what_worked, limit), takeaway=takeaway
+            )
+        if status == "falsified" and (checked_surprise is None or cause is None):
+            raise ValidationError("A falsified hypothesis needs both surprise and root_cause.")
+        app = app_context(ctx)
+        entry = await asyncio.to_thread(
+            app.journal.resolve,
+            status=status,
+            result=checked_result,
+            surprise=checked_surprise,
+            root_cause=cause,
+            lesson=learned,
+        )
+        assert entry.resolution is not None
+        answer = {
+            "id": entry.id,
+            "status": entry.resolution.status,
+            "confidence_tier": entry.resolution.confidence_tier,
+            "resolved_at": entry.resolution.resolved_at.isoformat(),
+        }
+        try:
+            await persist(app.jobs, entry)
+        except LmsError as exc:
+            raise type(exc)(
+                f"The resolution of {entry.id} is saved in the journal (tier {answer['confidence_tier']}), "
+                f"but storing it for search failed after {1 + len(RETRY_DELAYS_S)} tries: {exc.message} "
+                "It will be stored automatically once the worker is back; do not resolve it again."
+            ) from exc
+        await asyncio.to_thread(app.journal.mark_persisted, entry.id)
+        return answer
+
+    @server.tool(name="get_active_ghap", description="The active GHAP entry, if any (has_active tells).")
+    @guarded
+    async def get_active_ghap(ctx: Context[AppContext, Any]) -> dict[str, Any]:
+        entry = await asyncio.to_thread(app_context(ctx).journal.active)
+        if entry is None:
+            empty = dict.fromkeys(
+                ("id", "domain", "strategy", "goal", "hypothesis", "action", "prediction", "iteration_count")
+            )
+            return {**empty, "created_at": None, "has_active": False}
+        return {**_entry(entry), "iteration_count": entry.iteration_count, "has_active": True}
+
+    @server.tool(
+        name="list_ghap_entries",
+        description="Recent GHAP entries of this project, newest first: the active one and resolved ones.",
+    )
+    @guarded
+    async def list_ghap_entries(
+        ctx: Context[AppContext, Any],
+        limit: Annotated[int, Field(description=f"1 to {MAX_LIST} (default 20).")] = 20,
+        domain: Domain | None = None,
+        outcome: OutcomeStatus | None = None,
+        since: Annotated[str | None, Field(description="Only entries created since (ISO 8601).")] = None,
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= MAX_LIST:
+            raise ValidationError(f"limit must be between 1 and {MAX_LIST} (got {limit})")
+        moment = _since(since)
+        journal = app_context(ctx).journal
+        entries = await asyncio.to_thread(
+            journal.entries, limit=limit, domain=domain, outcome=outcome, since=moment
+        )
+        results = [_summary(entry) for entry in entries]
+        return {"results": results, "count": len(results)}

@@ -1,0 +1,53 @@
+"""search_experiences (seed 001): past experiences by meaning, on one of four axes."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from server.services import AppContext, await_job
+from server.tool_errors import guarded
+from shared.contracts.experiences import (
+    SEARCH_EXPERIENCES,
+    Axis,
+    Domain,
+    OutcomeStatus,
+    SearchExperiencesRequest,
+)
+from shared.contracts.memory import MAX_CONTENT_CHARS
+from shared.errors import ValidationError
+
+MAX_RESULTS = 50
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="search_experiences",
+        description=(
+            "Search resolved GHAP experiences by meaning, best match first (score 0 to 1). Axis full matches "
+            "the whole story; strategy how it was approached; surprise what was unexpected; root_cause why a "
+            "hypothesis was wrong."
+        ),
+    )
+    @guarded
+    async def search_experiences(
+        ctx: Context[AppContext, Any],
+        query: Annotated[str, Field(description="What to look for, in plain words.")],
+        axis: Axis = "full",
+        domain: Domain | None = None,
+        outcome: OutcomeStatus | None = None,
+        limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
+    ) -> dict[str, Any]:
+        if not 1 <= limit <= MAX_RESULTS:
+            raise ValidationError(f"limit must be between 1 and {MAX_RESULTS} (got {limit})")
+        query = query.encode("utf-8", "replace").decode("utf-8").strip()[:MAX_CONTENT_CHARS]
+        if not query:
+            return {"results": [], "count": 0}
+        request = SearchExperiencesRequest(
+            query=query, axis=axis, domain=domain, outcome=outcome, limit=limit
+        )
+        found = await await_job(ctx, SEARCH_EXPERIENCES, request)
+        results = [hit.model_dump(mode="json") for hit in found.results]
+        return {"results": results, "count": len(results)}

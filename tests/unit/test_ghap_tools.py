@@ -1,0 +1,181 @@
+"""The GHAP tools and search_experiences through an MCP client, in-process (inline mode,
+hashing embedder, a real journal and vector store in a temporary folder)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from server.app import build_server
+from server.cli.client import result_payload
+from shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
+from shared.settings import load_settings
+from tests.mcp_thread import ThreadedClient, threaded_client
+
+START = {
+    "domain": "debugging",
+    "strategy": "read-the-error",
+    "goal": "make the flaky login test pass",
+    "hypothesis": "the session cookie expires between steps",
+    "action": "freeze time in the test",
+    "prediction": "the test passes ten times in a row",
+}
+FALSIFIED = {
+    "status": "falsified",
+    "result": "still flaky with time frozen",
+    "surprise": "the failure came from a shared database fixture",
+    "root_cause": {"category": "test-isolation", "description": "tests shared one database row"},
+    "lesson": {"what_worked": "a fresh fixture per test", "takeaway": "suspect shared state first"},
+}
+
+
+@pytest.fixture
+def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
+    settings = load_settings(
+        queue="inline",
+        data_dir=tmp_path / "data",
+        journal_dir=tmp_path / "journal",
+        embedding_model="hashing:256",
+    )
+    with threaded_client(build_server(settings)) as client:
+        yield client
+
+
+def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
+    result = client.call(tool, arguments)
+    assert not result.is_error, result.content
+    return result_payload(result)
+
+
+def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]:
+    result = client.call(tool, arguments)
+    assert result.is_error, result.content
+    return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]
+
+
+def test_full_cycle_is_found_on_the_right_axis_with_its_tier(mcp: ThreadedClient) -> None:
+    assert ok(mcp, "get_active_ghap")["has_active"] is False
+    started = ok(mcp, "start_ghap", **START)
+    assert started["goal"] == START["goal"] and "warning" not in started
+    assert (
+        ok(mcp, "update_ghap", hypothesis="a race in the fixture", note="cookie was fine")["iteration_count"]
+        == 2
+    )
+    assert (
+        ok(mcp, "update_ghap", action="run the test alone", strategy="divide-and-conquer")["iteration_count"]
+        == 3
+    )
+    active = ok(mcp, "get_active_ghap")
+    assert active["has_active"] and active["id"] == started["id"] and active["iteration_count"] == 3
+    assert active["strategy"] == "divide-and-conquer"
+
+    resolved = ok(mcp, "resolve_ghap", **FALSIFIED)
+    assert resolved["id"] == started["id"]
+    assert resolved["status"] == "falsified" and resolved["confidence_tier"] == "gold"
+    assert ok(mcp, "get_active_ghap")["has_active"] is False
+
+    found = ok(mcp, "search_experiences", query="shared database fixture", axis="surprise")
+    assert found["count"] == 1
+    hit = found["results"][0]
+    assert hit["ghap_id"] == started["id"] and hit["confidence_tier"] == "gold"
+    assert hit["root_cause"] == FALSIFIED["root_cause"] and 0 <= hit["score"] <= 1
+    assert (
+        ok(mcp, "search_experiences", query="tests shared one database row", axis="root_cause")["count"] == 1
+    )
+    assert ok(mcp, "search_experiences", query="login", domain="security")["count"] == 0
+    assert ok(mcp, "search_experiences", query="login", outcome="falsified")["count"] == 1
+
+    listed = ok(mcp, "list_ghap_entries")
+    assert listed["count"] == 1
+    entry = listed["results"][0]
+    assert entry["outcome_status"] == "falsified" and entry["confidence_tier"] == "gold"
+
+
+def test_tiers(mcp: ThreadedClient) -> None:
+    ok(mcp, "start_ghap", **START)
+    assert ok(mcp, "resolve_ghap", status="confirmed", result="it passed")["confidence_tier"] == "silver"
+    ok(mcp, "start_ghap", **START)
+    assert ok(mcp, "resolve_ghap", status="abandoned", result="no time")["confidence_tier"] == "abandoned"
+
+
+def test_starting_over_an_active_entry_archives_it_as_abandoned(mcp: ThreadedClient) -> None:
+    first = ok(mcp, "start_ghap", **START)
+    second = ok(mcp, "start_ghap", **{**START, "goal": "another goal"})
+    assert first["id"] in second["warning"]
+    listed = {e["id"]: e for e in ok(mcp, "list_ghap_entries")["results"]}
+    assert listed[first["id"]]["outcome_status"] == "abandoned"
+    assert listed[second["id"]]["outcome_status"] is None
+    assert ok(mcp, "list_ghap_entries", outcome="abandoned")["count"] == 1
+
+
+@pytest.mark.parametrize(
+    ("changes", "words"),
+    [
+        ({"domain": "gardening"}, DOMAINS),
+        ({"strategy": "luck"}, ("read-the-error", "ask-user")),
+        ({"goal": "   "}, ("goal",)),
+        ({"action": "x" * 1001}, ("action", "1,000")),
+    ],
+)
+def test_start_validation(mcp: ThreadedClient, changes: dict[str, Any], words: tuple[str, ...]) -> None:
+    failure = error(mcp, "start_ghap", **{**START, **changes})
+    assert failure["type"] == "validation_error"
+    assert all(word in failure["message"] for word in words)
+
+
+def test_update_and_resolve_need_an_active_entry(mcp: ThreadedClient) -> None:
+    failure = error(mcp, "update_ghap", note="x")
+    assert failure["type"] == "not_found" and "start_ghap" in failure["message"]
+    assert error(mcp, "resolve_ghap", status="confirmed", result="x")["type"] == "not_found"
+
+
+def test_update_validation(mcp: ThreadedClient) -> None:
+    ok(mcp, "start_ghap", **START)
+    assert error(mcp, "update_ghap")["type"] == "validation_error"
+    assert error(mcp, "update_ghap", note="n" * 1001)["type"] == "validation_error"
+    assert error(mcp, "update_ghap", hypothesis="")["type"] == "validation_error"
+    assert error(mcp, "update_ghap", strategy="hope")["type"] == "validation_error"
+
+
+def test_resolve_validation(mcp: ThreadedClient) -> None:
+    ok(mcp, "start_ghap", **START)
+    no_surprise = error(
+        mcp, "resolve_ghap", status="falsified", result="x", root_cause=FALSIFIED["root_cause"]
+    )
+    assert no_surprise["type"] == "validation_error" and "surprise" in no_surprise["message"]
+    assert (
+        error(mcp, "resolve_ghap", status="falsified", result="x", surprise="y")["type"] == "validation_error"
+    )
+    bad_cause = error(
+        mcp, "resolve_ghap", **{**FALSIFIED, "root_cause": {"category": "bad-luck", "description": "d"}}
+    )
+    assert all(category in bad_cause["message"] for category in ROOT_CAUSE_CATEGORIES)
+    assert "2,000" in error(mcp, "resolve_ghap", status="confirmed", result="r" * 2001)["message"]
+    bad_status = error(mcp, "resolve_ghap", status="maybe", result="x")
+    assert all(status in bad_status["message"] for status in OUTCOME_STATUSES)
+    assert ok(mcp, "get_active_ghap")["has_active"]  # nothing was resolved by the refused calls
+
+
+def test_list_and_search_validation(mcp: ThreadedClient) -> None:
+    for limit in (0, 101):
+        assert "between 1 and 100" in error(mcp, "list_ghap_entries", limit=limit)["message"]
+    assert "ISO 8601" in error(mcp, "list_ghap_entries", since="last tuesday")["message"]
+    assert error(mcp, "list_ghap_entries", domain="cooking")["type"] == "validation_error"
+    assert "between 1 and 50" in error(mcp, "search_experiences", query="x", limit=51)["message"]
+    assert error(mcp, "search_experiences", query="x", axis="mood")["type"] == "validation_error"
+    assert ok(mcp, "search_experiences", query="  ") == {"results": [], "count": 0}
+    assert ok(mcp, "search_experiences", query="nothing stored yet") == {"results": [], "count": 0}
+
+
+def test_list_filters_since_and_limit(mcp: ThreadedClient) -> None:
+    for domain in ("debugging", "testing", "testing"):
+        ok(mcp, "start_ghap", **{**START, "domain": domain})
+        ok(mcp, "resolve_ghap", status="confirmed", result="done")
+    assert ok(mcp, "list_ghap_entries", domain="testing")["count"] == 2
+    assert ok(mcp, "list_ghap_entries", limit=1)["count"] == 1
+    assert ok(mcp, "list_ghap_entries", since="2000-01-01")["count"] == 3
+    assert ok(mcp, "list_ghap_entries", since="2999-01-01T00:00:00Z")["count"] == 0
