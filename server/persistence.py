@@ -10,6 +10,7 @@ journal) replaces what it stored: nothing is stored twice.
 from __future__ import annotations
 
 import asyncio
+from typing import TYPE_CHECKING
 
 from server.jobclient import JobClient, JobStillRunning
 from server.journal.journal import Journal
@@ -21,6 +22,9 @@ from shared.contracts.experiences import (
 )
 from shared.errors import InternalError, LmsError, ValidationError
 from shared.log import get_logger
+
+if TYPE_CHECKING:
+    from server.services import AppContext
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
@@ -73,11 +77,13 @@ async def drain_outbox(journal: Journal, jobs: JobClient) -> int:
     return stored
 
 
-async def keep_draining(journal: Journal, jobs: JobClient, interval_s: float) -> None:
-    """The server's background task: drain now, then every ``interval_s``."""
+async def keep_draining(app: AppContext, interval_s: float) -> None:
+    """The server's background task: drain now, then every ``interval_s`` (a journal that does
+    not exist yet has nothing waiting, and is not created for it)."""
     while True:
         try:
-            await drain_outbox(journal, jobs)
+            if app.settings.journal_dir.exists():
+                await drain_outbox(app.journal, app.jobs)
         except Exception:  # a bug here must not end the loop: the outbox would never drain
             log.exception("experience.outbox_drain_failed")
         await asyncio.sleep(interval_s)

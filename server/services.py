@@ -25,9 +25,17 @@ Resp = TypeVar("Resp", bound=BaseModel)
 class AppContext:
     settings: Settings
     jobs: JobClient
-    journal: Journal
     # One per server process: an active GHAP entry from another session is an orphan.
     session_id: str
+    _journal: Journal | None = None
+
+    @property
+    def journal(self) -> Journal:
+        """Opened on first use: a session that never tracks a GHAP creates no folder, and a
+        read-only working directory fails only the GHAP tools, with a clear error, not the server."""
+        if self._journal is None:
+            self._journal = Journal(self.settings.journal_dir, self.session_id)
+        return self._journal
 
 
 def make_lifespan(
@@ -38,14 +46,13 @@ def make_lifespan(
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
         resolved = settings or get_settings()
-        session_id = uuid.uuid4().hex
-        journal = Journal(resolved.journal_dir, session_id)
         jobs = await create_job_client(resolved)
+        app = AppContext(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
         drainer = asyncio.create_task(
-            keep_draining(journal, jobs, resolved.outbox_drain_interval_s), name="outbox-drain"
+            keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain"
         )
         try:
-            yield AppContext(settings=resolved, jobs=jobs, journal=journal, session_id=session_id)
+            yield app
         finally:
             drainer.cancel()
             await asyncio.gather(drainer, return_exceptions=True)

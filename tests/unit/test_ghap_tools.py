@@ -179,3 +179,16 @@ def test_list_filters_since_and_limit(mcp: ThreadedClient) -> None:
     assert ok(mcp, "list_ghap_entries", limit=1)["count"] == 1
     assert ok(mcp, "list_ghap_entries", since="2000-01-01")["count"] == 3
     assert ok(mcp, "list_ghap_entries", since="2999-01-01T00:00:00Z")["count"] == 0
+
+
+def test_an_unusable_journal_folder_fails_only_the_ghap_tools(tmp_path: Path) -> None:
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    settings = load_settings(
+        queue="inline", data_dir=tmp_path / "data", journal_dir=blocker / "journal", embedding_model="hashing:64"
+    )
+    with threaded_client(build_server(settings)) as client:
+        assert ok(client, "ping")["status"] == "ok"
+        failure = error(client, "start_ghap", **START)
+        assert failure["type"] == "storage_error" and "journal" in failure["message"]
+        assert ok(client, "search_experiences", query="anything") == {"results": [], "count": 0}
