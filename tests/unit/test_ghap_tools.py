@@ -184,8 +184,9 @@ def test_list_filters_since_and_limit(mcp: ThreadedClient) -> None:
 def test_an_unusable_journal_folder_fails_only_the_ghap_tools(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
+    journal = blocker / "journal"
     settings = load_settings(
-        queue="inline", data_dir=tmp_path / "data", journal_dir=blocker / "journal", embedding_model="hashing:64"
+        queue="inline", data_dir=tmp_path / "data", journal_dir=journal, embedding_model="hashing:64"
     )
     with threaded_client(build_server(settings)) as client:
         assert ok(client, "ping")["status"] == "ok"
