@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import diagnostics, experiences, memory
+from shared.contracts import code, diagnostics, experiences, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -17,5 +17,9 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     memory.DELETE_MEMORY,
     experiences.PERSIST_EXPERIENCE,
     experiences.SEARCH_EXPERIENCES,
+    code.INDEX_CODEBASE,
+    code.SEARCH_CODE,
+    code.LIST_PROJECTS,
+    code.DELETE_PROJECT,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

@@ -1,0 +1,1 @@
+"""Code indexing: file discovery, tree-sitter parsing, the incremental indexer."""
