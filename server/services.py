@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-from server.jobclient import JobClient, create_job_client, run_job
+from server.jobclient import JobClient, create_job_client
 from server.journal.journal import Journal
 from server.persistence import keep_draining
 from shared.jobs import JobProgress, JobSpec
@@ -65,11 +65,22 @@ def app_context(ctx: Context[AppContext, Any]) -> AppContext:
     return ctx.request_context.lifespan_context
 
 
-async def await_job(ctx: Context[AppContext, Any], spec: JobSpec[Any, Resp], request: BaseModel) -> Resp:
-    """Run a job for a tool, relaying its progress to the client while it runs."""
+async def await_job(
+    ctx: Context[AppContext, Any],
+    spec: JobSpec[Any, Resp],
+    request: BaseModel,
+    *,
+    dedupe_key: str | None = None,
+) -> Resp:
+    """Run a job for a tool, relaying its progress to the client while it runs. With a
+    ``dedupe_key``, a job already queued or running under that key is joined, not repeated."""
     app = app_context(ctx)
 
     async def relay(progress: JobProgress) -> None:
         await ctx.report_progress(progress.current, progress.total, progress.message)
 
-    return await run_job(app.jobs, spec, request, timeout_s=app.settings.tool_wait_s, on_progress=relay)
+    if dedupe_key is None:
+        job_id = await app.jobs.submit(spec, request)
+    else:
+        job_id, _ = await app.jobs.submit_once(spec, request, key=dedupe_key)
+    return await app.jobs.wait(spec, job_id, timeout_s=app.settings.tool_wait_s, on_progress=relay)

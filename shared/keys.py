@@ -36,6 +36,10 @@ class Keys:
         prefix = f"{self.namespace}."
         return chosen if chosen.startswith(prefix) else prefix + chosen
 
+    def current(self, key: str) -> str:
+        """The id of the job last started under a dedupe key (e.g. one project's indexing)."""
+        return f"{self.namespace}:current:{key}"
+
     def done(self, job_id: str) -> str:
         """A list the worker pushes to when a job has its result: waiters BLPOP it."""
         return f"{self.namespace}:done:{job_id}"

@@ -1,4 +1,4 @@
-"""``learning-memory serve | worker | call TOOL [JSON] | status | demo``.
+"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo``.
 
 Imports are made inside each command: ``serve`` over stdio must start reading the
 wire before anything heavy (pydantic, the MCP SDK) is loaded.
@@ -30,6 +30,10 @@ def _parser() -> argparse.ArgumentParser:
     call = sub.add_parser("call", help="call one tool through a fresh server over stdio; print JSON")
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
+    index = sub.add_parser("index", help="index a codebase for search_code, with a progress bar")
+    index.add_argument("path", help="the directory to index")
+    index.add_argument("--project", help="the project name (default: the directory's name)")
+    index.add_argument("--no-recursive", action="store_true", help="only the directory's own files")
     sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
     sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
     return parser
@@ -107,6 +111,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_call(args.tool, args.arguments))
         if args.command == "status":
             return asyncio.run(_status())
+        if args.command == "index":
+            from server.cli.index import run_index
+
+            return asyncio.run(run_index(args.path, args.project, not args.no_recursive))
         from server.cli.demo import run_demo
 
         return asyncio.run(run_demo())

@@ -105,6 +105,22 @@ class ArqJobClient:
             raise self._unavailable(exc) from exc
         return job_id
 
+    async def submit_once(self, spec: JobSpec[Any, Any], request: BaseModel, *, key: str) -> tuple[str, bool]:
+        pointer = self._keys.current(key)
+        try:
+            current = await self.redis.get(pointer)
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        if current is not None and (await self.status(current.decode())).state in ("queued", "in_progress"):
+            return current.decode(), True
+        # Two callers racing here may both submit; the worker runs such jobs one after the other.
+        job_id = await self.submit(spec, request)
+        try:
+            await self.redis.set(pointer, job_id, ex=int(spec.timeout_s) + 60)
+        except (RedisError, OSError) as exc:
+            raise self._unavailable(exc) from exc
+        return job_id, False
+
     async def wait(
         self,
         spec: JobSpec[Any, Resp],

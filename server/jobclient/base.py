@@ -30,6 +30,11 @@ class JobClient(Protocol):
         self, spec: JobSpec[Any, Any], request: BaseModel, *, job_id: str | None = None
     ) -> str: ...
 
+    async def submit_once(self, spec: JobSpec[Any, Any], request: BaseModel, *, key: str) -> tuple[str, bool]:
+        """Submit, unless the job last submitted under ``key`` is still queued or running: then
+        return that one. The bool says whether an existing job was joined."""
+        ...
+
     async def wait(
         self,
         spec: JobSpec[Any, Resp],

@@ -46,6 +46,7 @@ class InlineJobClient:
     def __init__(self, settings: Settings) -> None:
         self._settings = settings
         self._jobs: OrderedDict[str, InlineJob] = OrderedDict()
+        self._current: dict[str, str] = {}  # dedupe key -> the job last submitted under it
         self._services: WorkerServices | None = None
 
     def _get_services(self) -> WorkerServices:
@@ -74,6 +75,14 @@ class InlineJobClient:
         job.task.add_done_callback(lambda _: self._finished(job_id))
         self._jobs[job_id] = job
         return job_id
+
+    async def submit_once(self, spec: JobSpec[Any, Any], request: BaseModel, *, key: str) -> tuple[str, bool]:
+        current = self._current.get(key)
+        job = self._jobs.get(current) if current else None
+        if current is not None and job is not None and job.task is not None and not job.task.done():
+            return current, True
+        self._current[key] = job_id = await self.submit(spec, request)
+        return job_id, False
 
     def _finished(self, job_id: str) -> None:
         job = self._jobs[job_id]

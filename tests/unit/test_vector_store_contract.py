@@ -393,3 +393,30 @@ async def test_factory_picks_the_engine_from_settings(tmp_path: Path) -> None:
         assert isinstance(server, QdrantServerStore)
     finally:
         await server.close()
+
+
+# --- delete by filter ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["string equality", "any of strings", "combined", "any of nothing", "empty"])
+async def test_delete_by_filter_removes_exactly_the_matches(filled: VectorStore, name: str) -> None:
+    flt, predicate = FILTERS[name]
+    kept = {IDS[i] for i in range(N) if not predicate(PAYLOADS[i])}
+    await filled.delete_by_filter(COLLECTION, flt)
+    assert await filled.count(COLLECTION) == len(kept)
+    assert {r.id for r in await filled.scroll(COLLECTION, limit=N)} == kept
+    await filled.delete_by_filter(COLLECTION, flt)  # a retried job: nothing more goes
+    assert await filled.count(COLLECTION) == len(kept)
+
+
+async def test_delete_by_filter_then_upsert_brings_points_back(filled: VectorStore) -> None:
+    flt = Filter((MatchValue("category", "beta"),))
+    await filled.delete_by_filter(COLLECTION, flt)
+    await filled.upsert(COLLECTION, _points())
+    assert await filled.count(COLLECTION) == N
+    assert await filled.count(COLLECTION, flt) == sum(p["category"] == "beta" for p in PAYLOADS)
+
+
+async def test_delete_by_filter_on_a_missing_collection_is_a_storage_error(shared: VectorStore) -> None:
+    with pytest.raises(StorageError):
+        await shared.delete_by_filter("missing", Filter((MatchValue("category", "beta"),)))

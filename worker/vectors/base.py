@@ -108,6 +108,9 @@ class VectorStore(Protocol):
     async def delete(self, collection: str, ids: Sequence[str]) -> None:
         """Delete points by id; unknown ids are ignored."""
 
+    async def delete_by_filter(self, collection: str, filter: Filter) -> None:
+        """Delete every point that matches ``filter`` (an empty filter matches, and deletes, all)."""
+
     async def search(
         self, collection: str, vector: Vector, *, limit: int, filter: Filter | None = None
     ) -> list[ScoredRecord]:

@@ -172,6 +172,15 @@ class EdgeVectorStore:
                 await asyncio.to_thread(coll.call, "delete points", coll.shard.update, operation)
         self._note_writes(coll, len(point_ids))
 
+    async def delete_by_filter(self, collection: str, filter: Filter) -> None:
+        coll = await self._collection(collection)
+        # edge_filter gives None for an empty filter; the engine wants a filter, and an empty one matches all.
+        operation = qe.UpdateOperation.delete_points_by_filter(edge_filter(filter) or qe.Filter(must=[]))
+        async with coll.write_lock:
+            await asyncio.to_thread(coll.call, "delete points by filter", coll.shard.update, operation)
+        # How many went is unknown; one write is enough to mark the collection for a later vacuum.
+        self._note_writes(coll, 1)
+
     async def get(self, collection: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
         coll = await self._collection(collection)
         wanted = list(dict.fromkeys(point_id(i) for i in ids))

@@ -125,6 +125,13 @@ class QdrantServerStore:
                 lambda: self._client.delete(collection, points_selector=selector, wait=True),
             )
 
+    async def delete_by_filter(self, collection: str, filter: Filter) -> None:
+        selector = models.FilterSelector(filter=_qdrant_filter(filter) or models.Filter())
+        await self._run(
+            f"delete points by filter from collection '{collection}'",
+            lambda: self._client.delete(collection, points_selector=selector, wait=True),
+        )
+
     async def get(self, collection: str, ids: Sequence[str], *, with_vectors: bool = False) -> list[Record]:
         wanted = list(dict.fromkeys(point_id(i) for i in ids))
         if not wanted:

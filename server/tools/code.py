@@ -1,0 +1,150 @@
+"""Code tools (seed 004): index_codebase, search_code, find_similar_code, and, so that nobody is
+stuck with a stale index, list_indexed_projects and delete_project_index.
+
+Indexing runs on the batch queue, so searches never wait behind it. A project already being
+indexed is joined, not indexed twice at once. A call that outlasts its wait budget answers
+with a job id for get_job_status, and sends progress notifications meanwhile.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from server.services import AppContext, app_context, await_job
+from server.tool_errors import guarded
+from shared.contracts.code import (
+    DELETE_PROJECT,
+    INDEX_CODEBASE,
+    LANGUAGES,
+    LIST_PROJECTS,
+    MAX_SNIPPET_CHARS,
+    SEARCH_CODE,
+    DeleteProjectRequest,
+    IndexCodebaseRequest,
+    Language,
+    ListProjectsRequest,
+    SearchCodeRequest,
+)
+from shared.contracts.memory import MAX_CONTENT_CHARS
+from shared.errors import ValidationError
+from shared.log import get_logger
+
+log = get_logger(__name__)
+MAX_RESULTS = 50
+MAX_PROJECT_CHARS = 200
+
+
+def _clean(text: str) -> str:
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
+def _limit(limit: int, tool: str) -> int:
+    clamped = min(MAX_RESULTS, max(1, limit))
+    if clamped != limit:
+        log.warning("tool.argument_clamped", tool=tool, argument="limit", given=limit, used=clamped)
+    return clamped
+
+
+def _project(project: str) -> str:
+    name = _clean(project).strip()
+    if not name:
+        raise ValidationError("project must not be empty")
+    if len(name) > MAX_PROJECT_CHARS:
+        raise ValidationError(
+            f"project is too long: {len(name)} characters, the limit is {MAX_PROJECT_CHARS}"
+        )
+    return name
+
+
+def _directory(directory: str, repo_path: Path) -> Path:
+    """Absolute as given, or relative to LMS_REPO_PATH. Whether it exists is for the worker to say:
+    it is the one that reads it (in a scaled-out set-up, on another machine)."""
+    path = Path(_clean(directory).strip() or ".").expanduser()
+    return path if path.is_absolute() else repo_path / path
+
+
+async def _search(ctx: Context[AppContext, Any], request: SearchCodeRequest) -> dict[str, Any]:
+    found = await await_job(ctx, SEARCH_CODE, request)
+    results = [hit.model_dump(mode="json") for hit in found.results]
+    return {"results": results, "count": len(results)}
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="index_codebase",
+        description=(
+            "Index a directory's source code for search_code (incremental: unchanged files are skipped). "
+            f"Languages: {', '.join(LANGUAGES)}. Long runs answer with a job_id for get_job_status."
+        ),
+    )
+    @guarded
+    async def index_codebase(
+        ctx: Context[AppContext, Any],
+        directory: Annotated[
+            str, Field(description="The directory (absolute, or relative to the repository).")
+        ],
+        project: Annotated[str, Field(description="A name for this codebase, used to filter searches.")],
+        recursive: bool = True,
+    ) -> dict[str, Any]:
+        name = _project(project)
+        path = _directory(directory, app_context(ctx).settings.repo_path)
+        request = IndexCodebaseRequest(directory=str(path), project=name, recursive=recursive)
+        stats = await await_job(ctx, INDEX_CODEBASE, request, dedupe_key=f"index:{name}")
+        return stats.model_dump(mode="json")
+
+    @server.tool(
+        name="search_code",
+        description="Find code by meaning: functions, classes and methods, best match first (score 0 to 1).",
+    )
+    @guarded
+    async def search_code(
+        ctx: Context[AppContext, Any],
+        query: Annotated[str, Field(description="What the code does, in plain words or identifiers.")],
+        project: str | None = None,
+        language: Language | None = None,
+        limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
+    ) -> dict[str, Any]:
+        query = _clean(query).strip()[:MAX_CONTENT_CHARS]
+        if not query:
+            return {"results": [], "count": 0}
+        request = SearchCodeRequest(
+            query=query, project=project, language=language, limit=_limit(limit, "search_code")
+        )
+        return await _search(ctx, request)
+
+    @server.tool(
+        name="find_similar_code",
+        description=f"Code similar to a snippet (up to {MAX_SNIPPET_CHARS:,} characters), best match first.",
+    )
+    @guarded
+    async def find_similar_code(
+        ctx: Context[AppContext, Any],
+        snippet: str,
+        project: str | None = None,
+        limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
+    ) -> dict[str, Any]:
+        snippet = _clean(snippet)
+        if not snippet.strip():
+            return {"results": [], "count": 0}
+        if len(snippet) > MAX_SNIPPET_CHARS:
+            log.warning("tool.argument_truncated", tool="find_similar_code", length=len(snippet))
+            snippet = snippet[:MAX_SNIPPET_CHARS]
+        limit = _limit(limit, "find_similar_code")
+        return await _search(ctx, SearchCodeRequest(query=snippet, project=project, limit=limit))
+
+    @server.tool(name="list_indexed_projects", description="The indexed projects, with their unit counts.")
+    @guarded
+    async def list_indexed_projects(ctx: Context[AppContext, Any]) -> dict[str, Any]:
+        found = await await_job(ctx, LIST_PROJECTS, ListProjectsRequest())
+        projects = [project.model_dump(mode="json") for project in found.projects]
+        return {"projects": projects, "count": len(projects)}
+
+    @server.tool(name="delete_project_index", description="Remove a project's code index (the files stay).")
+    @guarded
+    async def delete_project_index(ctx: Context[AppContext, Any], project: str) -> dict[str, Any]:
+        done = await await_job(ctx, DELETE_PROJECT, DeleteProjectRequest(project=_project(project)))
+        return done.model_dump(mode="json")
