@@ -48,8 +48,8 @@ async def run_index(path: str, project: str | None, recursive: bool) -> int:
     directory = await asyncio.to_thread(lambda: Path(path).expanduser().resolve())
     bar = ProgressBar()
 
-    async def on_progress(current: float, total: float | None, message: str | None) -> None:
-        bar.show(current, total, message)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        bar.show(progress, total, message)
 
     async with stdio_session() as client:
         arguments = {

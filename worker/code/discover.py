@@ -150,11 +150,10 @@ def _wanted(base: Path, rel: PurePosixPath, language_of: LanguageOf) -> bool:
 
 
 def _minified(rel: PurePosixPath, head: bytes) -> bool:
-    name = rel.name.lower()
-    if any(marker in name for marker in MINIFIED_MARKERS):
-        return True
     if rel.suffix.lower() not in MINIFIABLE_SUFFIXES:
         return False
+    if any(marker in rel.name.lower() for marker in MINIFIED_MARKERS):
+        return True
     lines = head.split(b"\n")
     if len(head) == MINIFIED_SNIFF_BYTES:
         lines = lines[:-1]  # the last line is cut by the sniff and may be longer in truth; judge the rest
