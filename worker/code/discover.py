@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from shared.contracts.code import Language
 from shared.log import get_logger
-from worker.code.parser import language_for
+from worker.code import parser
 
 log = get_logger(__name__)
 
@@ -63,8 +63,10 @@ class Discovery:
     git: bool = False  # whether git listed the files
 
 
-def discover(root: Path, recursive: bool = True, *, language_of: LanguageOf = language_for) -> Discovery:
-    """The source files under ``root`` (relative, "/"-separated) and how many files were skipped."""
+def discover(root: Path, recursive: bool = True, *, language_of: LanguageOf | None = None) -> Discovery:
+    """The source files under ``root`` (relative, "/"-separated) and how many files were skipped;
+    ``language_of`` defaults to the parser's (looked up at call time)."""
+    language_of = language_of or parser.language_for
     base = root.resolve()
     listed = _git_files(base, recursive)
     candidates = listed if listed is not None else _walk(base, recursive)
@@ -90,6 +92,16 @@ def _git_files(base: Path, recursive: bool) -> list[PurePosixPath] | None:
             check=False,
         )
         if inside.returncode != 0:
+            return None
+        # A folder git ignores (a virtualenv's package, say) was asked for by name: git would list
+        # nothing in it, so walk it like a folder outside git.
+        ignored = subprocess.run(
+            ["git", "-C", str(base), "check-ignore", "-q", "."],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+        if ignored.returncode == 0:
             return None
         # Run from base, git lists only what is under it, relative to it; -z: no quoting of odd names.
         listing = subprocess.run(

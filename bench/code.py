@@ -1,0 +1,243 @@
+"""Code indexing and search on a fixed corpus of real files from installed packages.
+
+Corpus: the ``networkx`` and ``pip`` packages as installed in the venv (1,000+ Python files),
+copied to a temporary folder so one can be edited. Through a real MCP client over stdio, arq
+mode, a real worker with the real model: a cold index (files/s, units/s, the worker's peak
+RSS) against the model's own throughput on a sample of the same units, measured in this run;
+a re-index with nothing changed; a re-index after editing one file; then, with more packages
+indexed until at least ``--min-units`` units are stored, search_code and find_similar_code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from mcp import Client
+
+from bench.common import BenchError, latency_summary_ms, print_table, progress
+from bench.processes import serving
+
+CORPUS = ("networkx", "pip")
+EXTRA = ("mypy", "setuptools", "hypothesis", "sympy")  # indexed only to reach --min-units
+TARGETS = {"overhead_pct": 15.0, "unchanged_s": 2.0, "search_p95_ms": 50.0}
+QUERIES = [
+    "shortest path between two nodes",
+    "parse a requirement specifier",
+    "download a file with retries",
+    "check if a graph is connected",
+    "compute the pagerank of nodes",
+    "read a wheel's metadata",
+    "topological sort of a directed graph",
+    "resolve dependencies between packages",
+    "build a minimum spanning tree",
+    "normalize a version string",
+    "cache an http response",
+    "find cycles in a graph",
+]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--calls", type=int, default=200, help="timed searches per tool (200)")
+    parser.add_argument(
+        "--min-units", type=int, default=20_000, help="units indexed before searching (20000)"
+    )
+    parser.add_argument(
+        "--sample", type=int, default=2_000, help="units embedded to time the model alone (2000)"
+    )
+
+
+def _site_packages() -> Path:
+    import networkx
+
+    return Path(networkx.__file__).resolve().parent.parent
+
+
+def _copy(packages: tuple[str, ...], target: Path) -> int:
+    source = _site_packages()
+    for name in packages:
+        shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
+    return sum(1 for _ in target.rglob("*.py"))
+
+
+async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+    from server.cli.client import result_payload
+
+    result = await client.call_tool(tool, arguments, read_timeout_seconds=7200)
+    if result.is_error:
+        raise BenchError(f"{tool} failed: {result.content}")
+    return result_payload(result)
+
+
+async def _index(client: Client, directory: Path, project: str) -> tuple[dict[str, Any], float]:
+    """Index and wait for the end (following the job id once the tool's wait budget runs out)."""
+    started = time.perf_counter()
+    answer = await _call(client, "index_codebase", {"directory": str(directory), "project": project})
+    while answer.get("status") == "running":
+        await asyncio.sleep(0.5)
+        status = await _call(client, "get_job_status", {"job_id": answer["job_id"]})
+        if status["state"] == "failed":
+            raise BenchError(f"indexing failed: {status.get('error')}")
+        if status["state"] == "complete":
+            answer = status["result"]
+    return answer, time.perf_counter() - started
+
+
+def _peak_rss_mib(pid: int) -> float | None:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return None
+
+
+async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:
+    """The model alone on a random sample of the corpus's unit texts, in the pipeline's batch size."""
+    from worker.code.indexer import EMBED_BATCH
+    from worker.code.parser import language_for, parse_source
+    from worker.code.units import embedding_text
+    from worker.embedding.sentence import SentenceTransformerEmbedder
+
+    texts = []
+    for path in sorted(corpus.rglob("*.py")):
+        rel = PurePosixPath(path.relative_to(corpus).as_posix())
+        language = language_for(rel)
+        if language is not None:
+            parsed = parse_source(path.read_bytes(), language=language, project="bench", file_path=str(rel))
+            texts += [embedding_text(unit) for unit in parsed.units]
+    chosen = random.Random(5).sample(texts, min(sample, len(texts)))
+    model = await SentenceTransformerEmbedder.load("all-MiniLM-L6-v2")
+    await model.embed(chosen[:EMBED_BATCH])  # warm-up
+    started = time.perf_counter()
+    for start in range(0, len(chosen), EMBED_BATCH):
+        await model.embed(chosen[start : start + EMBED_BATCH])
+    return len(chosen) / (time.perf_counter() - started), len(chosen)
+
+
+async def _searches(client: Client, calls: int, snippets: list[str]) -> dict[str, list[float]]:
+    samples: dict[str, list[float]] = {"search_code": [], "find_similar_code": []}
+    for i in range(calls):
+        for tool, arguments in (
+            ("search_code", {"query": f"{QUERIES[i % len(QUERIES)]} ({i})"}),
+            ("find_similar_code", {"snippet": snippets[i % len(snippets)] + f"\n# {i}"}),
+        ):
+            started = time.perf_counter()
+            await _call(client, tool, arguments)
+            samples[tool].append(time.perf_counter() - started)
+    return samples
+
+
+async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    corpus = tmp / "corpus"
+    files = await asyncio.to_thread(_copy, CORPUS, corpus)
+    progress(f"code: corpus {', '.join(CORPUS)}: {files} .py files")
+    async with serving(args.redis_url, tmp) as (client, worker):
+        # Load the model first (a search on an empty index would not): the cold index is timed warm.
+        warm = tmp / "warm-up"
+        warm.mkdir()
+        (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
+        await _index(client, warm, "warm-up")
+        await _call(client, "delete_project_index", {"project": "warm-up"})
+        cold, cold_s = await _index(client, corpus, "corpus")
+        peak_rss = _peak_rss_mib(worker.pid)
+        progress(f"code: cold index {cold_s:.1f}s, {cold['units_indexed']} units")
+        unchanged, unchanged_s = await _index(client, corpus, "corpus")
+        edited = corpus / "networkx" / "utils" / "misc.py"
+        edited.write_text(edited.read_text() + "\n\ndef bench_added(x):\n    return x + 1\n")
+        one_file, one_file_s = await _index(client, corpus, "corpus")
+        units = cold["units_indexed"]
+        for name in EXTRA:
+            if units >= args.min_units:
+                break
+            extra = tmp / "extra" / name
+            await asyncio.to_thread(_copy, (name,), extra)
+            stats, _ = await _index(client, extra, f"extra-{name}")
+            units += stats["units_indexed"]
+            progress(f"code: + {name}: {units} units")
+        snippets = [path.read_text()[:600] for path in sorted(corpus.rglob("*.py"))[:50]]
+        samples = await _searches(client, args.calls, snippets)
+    model_rate, sampled = await _model_units_per_s(corpus, args.sample)
+    return _report(
+        {
+            "files": files,
+            "cold": cold,
+            "cold_s": cold_s,
+            "peak_rss": peak_rss,
+            "unchanged": unchanged,
+            "unchanged_s": unchanged_s,
+            "one_file": one_file,
+            "one_file_s": one_file_s,
+            "units": units,
+            "samples": samples,
+            "model_rate": model_rate,
+            "sampled": sampled,
+        }
+    )
+
+
+def _report(run: dict[str, Any]) -> dict[str, Any]:
+    cold, cold_s = run["cold"], run["cold_s"]
+    pipeline_rate = cold["units_indexed"] / cold_s
+    overhead = (run["model_rate"] / pipeline_rate - 1) * 100
+    searches = {tool: latency_summary_ms(values) for tool, values in run["samples"].items()}
+    rows = [
+        [
+            "cold index",
+            f"{cold['files_indexed']} files, {cold['units_indexed']} units in {cold_s:.1f}s",
+            f"{cold['files_indexed'] / cold_s:.1f} files/s, {pipeline_rate:.1f} units/s",
+            "",
+        ],
+        ["model alone, same units", f"{run['sampled']} units", f"{run['model_rate']:.1f} units/s", ""],
+        ["pipeline overhead", f"{overhead:.1f}%", "", f"≤ {TARGETS['overhead_pct']:.0f}%"],
+        [
+            "re-index, nothing changed",
+            f"{run['unchanged_s']:.2f}s",
+            f"{run['unchanged']['files_unchanged']} unchanged",
+            f"≤ {TARGETS['unchanged_s']:.0f}s",
+        ],
+        [
+            "re-index, one file edited",
+            f"{run['one_file_s']:.2f}s",
+            f"{run['one_file']['units_indexed']} units embedded",
+            "≤ 1s + its embedding",
+        ],
+        ["peak worker RSS, cold index", f"{run['peak_rss']:.0f} MiB" if run["peak_rss"] else "n/a", "", ""],
+    ]
+    for tool, summary in searches.items():
+        rows.append(
+            [
+                f"{tool} ({run['units']} units)",
+                f"p50 {summary['p50_ms']:.1f} ms",
+                f"p95 {summary['p95_ms']:.1f} ms",
+                f"p95 ≤ {TARGETS['search_p95_ms']:.0f} ms",
+            ]
+        )
+    print_table(["measure", "value", "rate", "target"], rows)
+    return {
+        "corpus": list(CORPUS),
+        "files": run["files"],
+        "cold": cold,
+        "cold_seconds": cold_s,
+        "pipeline_units_per_s": pipeline_rate,
+        "model_units_per_s": run["model_rate"],
+        "overhead_pct": overhead,
+        "unchanged_seconds": run["unchanged_s"],
+        "one_file_seconds": run["one_file_s"],
+        "one_file": run["one_file"],
+        "peak_worker_rss_mib": run["peak_rss"],
+        "units_searched": run["units"],
+        "search": searches,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    tmp = Path(tempfile.mkdtemp(prefix="lms-bench-code-"))
+    try:
+        return await _run_in(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,259 @@
+"""Incremental, idempotent indexing of one directory into one project.
+
+A file's sha256 is compared with its ``indexed_files`` row: unchanged files are neither parsed nor
+embedded; new or changed ones are parsed, embedded, and their units replaced; rows whose file is
+gone from disk (or is now skipped) lose their units and their row.
+
+Replacing a group of files runs in this order: delete the files' points by filter, upsert the new
+units (deterministic ids), record the hashes. A crash at any step leaves the hashes unrecorded, so
+the retried job redoes those files: nothing is missing, nothing duplicated.
+
+The pipeline overlaps the CPU work with the model: a producer task reads, hashes and parses files
+in a thread, a batch at a time, into a bounded queue, while the consumer embeds and writes what was
+parsed before. The thread keeps the event loop free (heartbeats, progress, searches) meanwhile.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import time
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
+from shared.log import get_logger
+from worker.code import parser
+from worker.code.discover import discover
+from worker.code.units import INDEXES, embedding_text, unit_payload
+from worker.context import ProgressReporter, WorkerServices, no_progress
+from worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, VectorStore
+
+log = get_logger(__name__)
+
+FILES_PER_READ = 16  # files read and parsed per trip to the thread
+QUEUE_READS = 8  # parsed batches waiting for the model, at most: bounds the memory held
+EMBED_BATCH = 128
+UPSERT_BATCH = 256  # units per group written (and files per group when files have few units)
+PATHS_PER_FILTER = 256  # file paths per delete-by-filter call
+MAX_ERRORS = 100
+PROGRESS_EVERY_S = 0.5
+
+
+@dataclass
+class FileWork:
+    path: str
+    content_hash: str | None  # None: unreadable now (io_error), nothing to record, retried next run
+    unchanged: bool = False
+    units: list[CodeUnit] = field(default_factory=list)
+    error: FileError | None = None
+
+
+@dataclass
+class Stats:
+    indexed: int = 0
+    unchanged: int = 0
+    removed: int = 0
+    failed: int = 0
+    units: int = 0
+    errors: list[FileError] = field(default_factory=list)
+
+    def add_error(self, error: FileError) -> None:
+        self.failed += 1
+        if len(self.errors) < MAX_ERRORS:
+            self.errors.append(error)
+
+
+def read_and_parse(
+    root: Path, paths: list[PurePosixPath], known: dict[str, str], project: str
+) -> list[FileWork]:
+    """Runs in a thread: read, hash and (if new or changed) parse each file."""
+    return [_read_and_parse_one(root, rel, known.get(str(rel)), project) for rel in paths]
+
+
+def _read_and_parse_one(root: Path, rel: PurePosixPath, known_hash: str | None, project: str) -> FileWork:
+    path = str(rel)
+    try:
+        source = (root / rel).read_bytes()
+    except OSError as exc:
+        return FileWork(path, None, error=FileError(file_path=path, error_type="io_error", message=str(exc)))
+    digest = hashlib.sha256(source).hexdigest()
+    if digest == known_hash:
+        return FileWork(path, digest, unchanged=True)
+    language = parser.language_for(rel)
+    if language is None:  # discovery only lists files with a language; a parser change could differ
+        return FileWork(path, digest)
+    try:
+        result = parser.parse_source(source, language=language, project=project, file_path=path)
+    except Exception as exc:
+        # A parser bug on one file must not stop the index; the error names the file.
+        log.warning("code_parse_crashed", file=path, error=repr(exc))
+        message = f"parser failed: {exc!r}"
+        return FileWork(
+            path, digest, error=FileError(file_path=path, error_type="parse_error", message=message)
+        )
+    return FileWork(path, digest, units=result.units, error=result.error)
+
+
+class CodeIndexer:
+    """One run: ``await CodeIndexer(services, root, project).run()``."""
+
+    def __init__(
+        self,
+        services: WorkerServices,
+        root: Path,
+        project: str,
+        *,
+        recursive: bool = True,
+        report: ProgressReporter = no_progress,
+    ) -> None:
+        self.services = services
+        self.root = root.resolve()
+        self.project = project
+        self.recursive = recursive
+        self.report = report
+        self.stats = Stats()
+        self._total = 0
+        self._last_report = 0.0
+
+    async def run(self) -> IndexCodebaseResponse:
+        started = time.perf_counter()
+        discovery = await asyncio.to_thread(discover, self.root, self.recursive)
+        self._total = len(discovery.files)
+        metadata = await self.services.metadata()
+        rows = await metadata.fetchall(
+            "SELECT path, content_hash FROM indexed_files WHERE repo = ?", (self.project,)
+        )
+        known = {str(row["path"]): str(row["content_hash"]) for row in rows}
+        await self._remove(sorted(set(known) - {str(rel) for rel in discovery.files}))
+        await self._report(force=True)
+
+        queue: asyncio.Queue[list[FileWork] | None] = asyncio.Queue(maxsize=QUEUE_READS)
+        producer = asyncio.create_task(self._produce(discovery.files, known, queue), name="code-parse")
+        try:
+            await self._consume(queue)
+            await producer  # raises what the producer raised
+        finally:
+            # After a failure of the consumer: stop parsing, and collect the task so nothing leaks.
+            producer.cancel()
+            await asyncio.gather(producer, return_exceptions=True)
+        await self._report(force=True)
+
+        stats = self.stats
+        duration_ms = int((time.perf_counter() - started) * 1000)
+        log.info(
+            "code_indexed",
+            project=self.project,
+            root=str(self.root),
+            indexed=stats.indexed,
+            unchanged=stats.unchanged,
+            removed=stats.removed,
+            skipped=discovery.skipped,
+            failed=stats.failed,
+            units=stats.units,
+            duration_ms=duration_ms,
+        )
+        return IndexCodebaseResponse(
+            project=self.project,
+            files_indexed=stats.indexed,
+            files_unchanged=stats.unchanged,
+            files_removed=stats.removed,
+            files_skipped=discovery.skipped,
+            units_indexed=stats.units,
+            errors=stats.errors,
+            duration_ms=duration_ms,
+        )
+
+    async def _produce(
+        self, files: list[PurePosixPath], known: dict[str, str], queue: asyncio.Queue[list[FileWork] | None]
+    ) -> None:
+        try:
+            for start in range(0, len(files), FILES_PER_READ):
+                chunk = files[start : start + FILES_PER_READ]
+                await queue.put(
+                    await asyncio.to_thread(read_and_parse, self.root, chunk, known, self.project)
+                )
+        except Exception:
+            await queue.put(None)  # wakes the consumer; run() then re-raises this
+            raise
+        await queue.put(None)
+
+    async def _consume(self, queue: asyncio.Queue[list[FileWork] | None]) -> None:
+        group: list[FileWork] = []
+        group_units = 0
+        while (batch := await queue.get()) is not None:
+            for work in batch:
+                if work.unchanged:
+                    self.stats.unchanged += 1
+                    continue
+                if work.error is not None:
+                    self.stats.add_error(work.error)
+                if work.content_hash is not None:
+                    group.append(work)
+                    group_units += len(work.units)
+            if group_units >= UPSERT_BATCH or len(group) >= UPSERT_BATCH:
+                await self._write(group)
+                group, group_units = [], 0
+            await self._report()
+        await self._write(group)
+
+    async def _write(self, group: list[FileWork]) -> None:
+        """Replace the units of ``group``'s files, then record their hashes (last: see the docstring)."""
+        if not group:
+            return
+        # One point per id: a parser emitting the same name at the same line twice must not inflate counts.
+        units = list({unit.id: unit for work in group for unit in work.units}.values())
+        store, points = await self._embed(units)
+        # Also for files new to us: a crashed earlier run may have left points for an older version.
+        if store is not None:
+            await self._delete_points(store, [work.path for work in group])
+            await store.upsert(COLLECTION, points)
+        metadata = await self.services.metadata()
+        now = time.time()
+        await metadata.executemany(
+            "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at) VALUES (?, ?, ?, ?)",
+            [(self.project, work.path, work.content_hash, now) for work in group],
+        )
+        self.stats.indexed += sum(1 for work in group if work.error is None)
+        self.stats.units += len(units)
+        await self._report(force=True)
+
+    async def _embed(self, units: list[CodeUnit]) -> tuple[VectorStore | None, list[PointData]]:
+        """The points for ``units``, and the store if the collection exists (or was made for them)."""
+        if not units:  # e.g. files that failed to parse: no need to load the model for them
+            store = await self.services.vectors()
+            return (store if await store.collection_exists(COLLECTION) else None), []
+        embedder = await self.services.embedder()
+        store = await self.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+        points: list[PointData] = []
+        for start in range(0, len(units), EMBED_BATCH):
+            chunk = units[start : start + EMBED_BATCH]
+            vectors = await embedder.embed([embedding_text(unit) for unit in chunk])
+            points.extend(PointData(u.id, v, unit_payload(u)) for u, v in zip(chunk, vectors, strict=True))
+        return store, points
+
+    async def _remove(self, gone: list[str]) -> None:
+        if not gone:
+            return
+        store = await self.services.vectors()
+        if await store.collection_exists(COLLECTION):
+            await self._delete_points(store, gone)
+        metadata = await self.services.metadata()
+        await metadata.executemany(
+            "DELETE FROM indexed_files WHERE repo = ? AND path = ?", [(self.project, path) for path in gone]
+        )
+        self.stats.removed += len(gone)
+
+    async def _delete_points(self, store: VectorStore, paths: list[str]) -> None:
+        for start in range(0, len(paths), PATHS_PER_FILTER):
+            chunk = tuple(paths[start : start + PATHS_PER_FILTER])
+            where = Filter((MatchValue("project", self.project), MatchAny("file_path", chunk)))
+            await store.delete_by_filter(COLLECTION, where)
+
+    async def _report(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self._last_report < PROGRESS_EVERY_S:
+            return
+        self._last_report = now
+        done = self.stats.indexed + self.stats.unchanged + self.stats.failed
+        await self.report(min(done, self._total), self._total, f"{self.stats.units} units embedded")

@@ -1,0 +1,133 @@
+"""Code jobs: index a directory into a project, search units, list and delete projects.
+
+Project names come from the metadata store (``indexed_files`` rows, one per indexed file), and
+unit counts from the vector store (an exact count on the indexed ``project`` field): the points
+are the truth about units, while listing distinct projects from the vector store would mean
+scrolling every point. A project whose files hold no unit is listed with 0 units.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import weakref
+from pathlib import Path
+
+from shared.contracts.code import (
+    COLLECTION,
+    DELETE_PROJECT,
+    INDEX_CODEBASE,
+    LIST_PROJECTS,
+    SEARCH_CODE,
+    DeleteProjectRequest,
+    DeleteProjectResponse,
+    IndexCodebaseRequest,
+    IndexCodebaseResponse,
+    ListProjectsRequest,
+    ListProjectsResponse,
+    ProjectInfo,
+    SearchCodeRequest,
+    SearchCodeResponse,
+)
+from shared.errors import ValidationError
+from shared.log import get_logger
+from worker.code.indexer import CodeIndexer
+from worker.code.units import INDEXES, code_hit, query_text
+from worker.context import JobContext, WorkerServices
+from worker.registry import job
+from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, VectorStore
+
+log = get_logger(__name__)
+
+# One lock per project per services (one worker process): two runs on one project would race on
+# its rows and points. The server also submits with a job id per project; this is the backstop.
+# Keyed by services, so each test's event loop gets fresh locks.
+_LOCKS: weakref.WeakKeyDictionary[WorkerServices, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
+
+
+def project_lock(services: WorkerServices, project: str) -> asyncio.Lock:
+    return _LOCKS.setdefault(services, {}).setdefault(project, asyncio.Lock())
+
+
+def _directory(raw: str) -> Path:
+    path = Path(raw).expanduser()
+    if not path.is_absolute():
+        raise ValidationError(f"directory must be an absolute path, got {raw!r}")
+    if not path.exists():
+        raise ValidationError(f"directory {raw!r} does not exist")
+    if not path.is_dir():
+        raise ValidationError(f"{raw!r} is not a directory")
+    if not os.access(path, os.R_OK | os.X_OK):
+        raise ValidationError(f"directory {raw!r} is not readable by the worker (user id {os.getuid()})")
+    return path
+
+
+async def _existing_store(ctx: JobContext) -> VectorStore | None:
+    """The store if the collection exists: listing, deleting and empty searches need no model."""
+    store = await ctx.services.vectors()
+    return store if await store.collection_exists(COLLECTION) else None
+
+
+@job(INDEX_CODEBASE)
+async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> IndexCodebaseResponse:
+    root = _directory(request.directory)
+    lock = project_lock(ctx.services, request.project)
+    if lock.locked():
+        log.info("code_index_waiting", project=request.project, job_id=ctx.job_id)
+    async with lock:
+        indexer = CodeIndexer(
+            ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
+        )
+        return await indexer.run()
+
+
+@job(SEARCH_CODE)
+async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCodeResponse:
+    store = await _existing_store(ctx)
+    if store is None or await store.count(COLLECTION) == 0:
+        return SearchCodeResponse(results=[])
+    embedder = await ctx.services.embedder()
+    query = (await embedder.embed([query_text(request.query)]))[0]
+    # Checks the dimension against the model's, with the message that says how to re-index.
+    store = await ctx.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    conditions: list[Condition] = []
+    if request.project is not None:
+        conditions.append(MatchValue("project", request.project))
+    if request.language is not None:
+        conditions.append(MatchValue("language", request.language))
+    hits = await store.search(COLLECTION, query, limit=request.limit, filter=Filter(tuple(conditions)))
+    results = [code_hit(hit.id, hit.payload, hit.score) for hit in hits]
+    results.sort(key=lambda hit: hit.score, reverse=True)
+    return SearchCodeResponse(results=results)
+
+
+@job(LIST_PROJECTS)
+async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -> ListProjectsResponse:
+    metadata = await ctx.services.metadata()
+    rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
+    store = await _existing_store(ctx)
+    projects: list[ProjectInfo] = []
+    for row in rows:
+        project = str(row["repo"])
+        units = (
+            0 if store is None else await store.count(COLLECTION, Filter((MatchValue("project", project),)))
+        )
+        projects.append(ProjectInfo(project=project, units=units))
+    return ListProjectsResponse(projects=projects)
+
+
+@job(DELETE_PROJECT)
+async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -> DeleteProjectResponse:
+    project = request.project
+    async with project_lock(ctx.services, project):
+        store = await _existing_store(ctx)
+        deleted = 0
+        if store is not None:
+            where = Filter((MatchValue("project", project),))
+            deleted = await store.count(COLLECTION, where)
+            await store.delete_by_filter(COLLECTION, where)
+        # Rows last: if the job dies before, a retry still finds the project and finishes the job.
+        metadata = await ctx.services.metadata()
+        files = await metadata.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
+    log.info("code_project_deleted", project=project, units=deleted, files=files)
+    return DeleteProjectResponse(project=project, units_deleted=deleted)
