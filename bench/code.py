@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import importlib.util
 import random
 import shutil
 import tempfile
@@ -54,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _site_packages() -> Path:
-    import networkx
-
-    return Path(networkx.__file__).resolve().parent.parent
+    spec = importlib.util.find_spec(CORPUS[0])
+    if spec is None or spec.origin is None:
+        raise BenchError(f"the corpus package {CORPUS[0]} is not installed")
+    return Path(spec.origin).resolve().parent.parent
 
 
 def _copy(packages: tuple[str, ...], target: Path) -> int:
@@ -96,12 +98,10 @@ def _peak_rss_mib(pid: int) -> float | None:
     return None
 
 
-async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:
-    """The model alone on a random sample of the corpus's unit texts, in the pipeline's batch size."""
-    from worker.code.indexer import EMBED_BATCH
+def _unit_texts(corpus: Path) -> list[str]:
+    """The embedding texts of every unit in the corpus, as the indexer builds them."""
     from worker.code.parser import language_for, parse_source
     from worker.code.units import embedding_text
-    from worker.embedding.sentence import SentenceTransformerEmbedder
 
     texts = []
     for path in sorted(corpus.rglob("*.py")):
@@ -110,6 +110,15 @@ async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:
         if language is not None:
             parsed = parse_source(path.read_bytes(), language=language, project="bench", file_path=str(rel))
             texts += [embedding_text(unit) for unit in parsed.units]
+    return texts
+
+
+async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:
+    """The model alone on a random sample of the corpus's unit texts, in the pipeline's batch size."""
+    from worker.code.indexer import EMBED_BATCH
+    from worker.embedding.sentence import SentenceTransformerEmbedder
+
+    texts = await asyncio.to_thread(_unit_texts, corpus)
     chosen = random.Random(5).sample(texts, min(sample, len(texts)))
     model = await SentenceTransformerEmbedder.load("all-MiniLM-L6-v2")
     await model.embed(chosen[:EMBED_BATCH])  # warm-up
