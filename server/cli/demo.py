@@ -3,14 +3,18 @@ Claude Code talks to the server. Each capability adds its tools to this script."
 
 from __future__ import annotations
 
+import asyncio
 import json
 import tempfile
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
 
 from server.cli.client import result_payload, stdio_session
 
+# This repository: `make run` indexes it and searches it.
+REPO = Path(__file__).resolve().parents[2]
 # The demo runs against the user's real data folder: it removes what it stores.
 DEMO_MEMORIES = [
     ("To undo the last git commit but keep its changes, run git reset --soft HEAD~1.", "workflow"),
@@ -67,6 +71,25 @@ async def _ghap(client: Client) -> bool:
     return bool(found.get("results")) and found["results"][0]["ghap_id"] == started["id"]
 
 
+async def _code(client: Client) -> bool:
+    # This repository, under its own project name; indexing is incremental, so a second
+    # `make run` only looks at what changed.
+    stats = await _call(client, "index_codebase", directory=str(REPO), project="learning-memory-server")
+    while stats.get("status") == "running":
+        await asyncio.sleep(0.5)
+        status = await _call(client, "get_job_status", job_id=stats["job_id"])
+        if status["state"] in ("complete", "failed"):
+            stats = status.get("result") or status
+    _show("index_codebase(this repository)", stats)
+    query = "how long to wait before retrying a request"
+    found = await _call(client, "search_code", query=query, project="learning-memory-server", limit=3)
+    brief = [
+        f"{hit['file_path']}:{hit['start_line']} {hit['qualified_name']}" for hit in found.get("results", [])
+    ]
+    _show(f"search_code({query!r})", brief)
+    return bool(brief)
+
+
 async def run_demo() -> int:
     # The demo's GHAP entries go to a journal of their own, not the project's.
     journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
@@ -91,6 +114,7 @@ async def run_demo() -> int:
         _show("a bad argument is a tool error the model can act on", result_payload(bad))
         remembered = await _memories(client)
         learned = await _ghap(client)
-        ok = ping.get("status") == "ok" and bad.is_error and remembered and learned
+        searched = await _code(client)
+        ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched
     print("\ndemo finished:", "ok" if ok else "FAILED")
     return 0 if ok else 1

@@ -1,0 +1,126 @@
+"""Code indexing as Claude Code sees it: stdio, arq mode, a real worker.
+
+The real model indexes a small project; the hashing embedder stands in where a test is about
+the pipeline rather than the model (a long index job, a worker killed mid-index).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client
+from redis.asyncio import Redis
+
+from server.cli.client import result_payload
+from tests.conftest import WorkerFactory, wait_for_worker
+from tests.e2e.conftest import stdio_client
+from tests.helpers import wait_for
+
+pytestmark = pytest.mark.slow
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "code"
+
+
+async def _ok(client: Client, tool: str, **arguments: Any) -> Any:
+    result = await client.call_tool(tool, arguments)
+    assert not result.is_error, result.content
+    return result_payload(result)
+
+
+def _big_project(root: Path, files: int) -> Path:
+    """Many small Python files: an index job that takes a while."""
+    root.mkdir()
+    for n in range(files):
+        body = "\n".join(f"def handler_{n}_{k}(request):\n    return request.get('{k}')\n" for k in range(8))
+        (root / f"module_{n}.py").write_text(body)
+    return root
+
+
+async def _index_and_wait(client: Client, directory: Path, project: str) -> dict[str, Any]:
+    answer = await _ok(client, "index_codebase", directory=str(directory), project=project)
+    if answer.get("status") != "running":
+        return dict(answer)
+
+    async def finished() -> dict[str, Any] | None:
+        status = await _ok(client, "get_job_status", job_id=answer["job_id"])
+        return status["result"] if status["state"] == "complete" else None
+
+    return await wait_for(finished, timeout=240, what=f"indexing {project}", interval=0.25)
+
+
+async def test_index_then_search_every_language_fixture(
+    lms_env: dict[str, str], redis: Redis, tmp_path: Path
+) -> None:
+    project = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, project)
+    async with stdio_client(lms_env) as client:
+        stats = await _ok(client, "index_codebase", directory=str(project), project="fixtures")
+        assert stats["files_indexed"] == len(list(FIXTURES.iterdir())) and stats["errors"] == []
+        languages = {
+            hit["language"] for hit in (await _ok(client, "search_code", query="user", limit=50))["results"]
+        }
+        assert len(languages) >= 5
+        rust = await _ok(client, "search_code", query="a function", language="rust", project="fixtures")
+        assert rust["count"] > 0 and {hit["language"] for hit in rust["results"]} == {"rust"}
+
+
+async def test_search_answers_while_a_long_index_runs(
+    lms_env: dict[str, str], redis: Redis, namespace: str, tmp_path: Path, worker_factory: WorkerFactory
+) -> None:
+    lms_env.update(LMS_EMBEDDING_MODEL="hashing:256", LMS_AUTOSTART_WORKER="false", LMS_TOOL_WAIT_S="0.5")
+    worker = worker_factory()
+    await wait_for_worker(redis, namespace, worker.pid)
+    small = tmp_path / "small"
+    small.mkdir()
+    (small / "retry.py").write_text("def calculate_retry_delay(attempt):\n    return 2 ** attempt\n")
+    big = _big_project(tmp_path / "big", 400)
+    async with stdio_client(lms_env) as client:
+        await _ok(client, "index_codebase", directory=str(small), project="small")
+        running = await _ok(client, "index_codebase", directory=str(big), project="big")
+        assert running["status"] == "running"
+        joined = await _ok(client, "index_codebase", directory=str(big), project="big")
+        assert joined["job_id"] == running["job_id"]  # the same project is joined, not indexed twice
+        found = await _ok(client, "search_code", query="calculate retry delay", project="small")
+        assert found["results"][0]["name"] == "calculate_retry_delay"
+        status = await _ok(client, "get_job_status", job_id=running["job_id"])
+        assert status["state"] in ("queued", "in_progress")  # the search did not wait for the index
+
+        async def finished() -> dict[str, Any] | None:
+            now = await _ok(client, "get_job_status", job_id=running["job_id"])
+            return now if now["state"] == "complete" else None
+
+        done = await wait_for(finished, timeout=240, what="the big index", interval=0.25)
+        assert done["result"]["files_indexed"] == 400 and done["result"]["units_indexed"] == 3200
+
+
+async def test_worker_killed_mid_index_leaves_a_complete_index(
+    lms_env: dict[str, str], redis: Redis, namespace: str, tmp_path: Path, worker_factory: WorkerFactory
+) -> None:
+    lms_env.update(LMS_EMBEDDING_MODEL="hashing:256", LMS_AUTOSTART_WORKER="false", LMS_TOOL_WAIT_S="0.5")
+    first = worker_factory()
+    await wait_for_worker(redis, namespace, first.pid)
+    big = _big_project(tmp_path / "big", 300)
+    async with stdio_client(lms_env) as client:
+        running = await _ok(client, "index_codebase", directory=str(big), project="big")
+
+        async def some_progress() -> bool:
+            status = await _ok(client, "get_job_status", job_id=running["job_id"])
+            progress = status.get("progress") or {}
+            return status["state"] == "in_progress" and progress.get("current", 0) > 0
+
+        await wait_for(some_progress, timeout=120, what="indexing to be under way", interval=0.05)
+        first.kill()
+        await asyncio.to_thread(first.wait, 10)
+        worker_factory()  # the job is reclaimed and run again
+
+        async def finished() -> bool:
+            return (await _ok(client, "get_job_status", job_id=running["job_id"]))["state"] == "complete"
+
+        await wait_for(finished, timeout=240, what="the retried index", interval=0.25)
+        projects = await _ok(client, "list_indexed_projects")
+        assert projects["projects"] == [{"project": "big", "units": 2400}]  # complete, no duplicates
+        again = await _index_and_wait(client, big, "big")
+        assert again["files_indexed"] == 0 and again["files_unchanged"] == 300
