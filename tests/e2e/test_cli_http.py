@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 
 import httpx
 import pytest
@@ -123,3 +124,19 @@ async def test_http_with_token(lms_env: dict[str, str]) -> None:
         http = create_mcp_http_client(headers={"Authorization": "Bearer t0ken"})
         async with Client(streamable_http_client(url, http_client=http)) as client:
             assert result_payload(await client.call_tool("ping", {}))["status"] == "ok"
+
+
+def test_index_command_prints_the_statistics(lms_env: dict[str, str], tmp_path: Path) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    (project / "a.py").write_text(
+        "def alpha():\n    return 1\n\n\nclass Beta:\n    def gamma(self):\n        pass\n"
+    )
+    env = {**lms_env, "LMS_QUEUE": "inline", "LMS_EMBEDDING_MODEL": "hashing:64", "LMS_TOOL_WAIT_S": "0.01"}
+    done = _cli(env, "index", str(project), "--project", "proj")
+    assert done.returncode == 0, done.stdout + done.stderr
+    stats = json.loads(done.stdout)
+    assert stats["files_indexed"] == 1 and stats["units_indexed"] == 3
+    assert "files" in done.stderr  # the progress line
+    missing = _cli(env, "index", str(tmp_path / "nowhere"))
+    assert missing.returncode == 1 and "validation_error" in missing.stdout
