@@ -9,7 +9,7 @@ import platform
 import socket
 import sys
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -192,3 +192,20 @@ async def wait_until(
         if time.monotonic() >= deadline:
             raise WaitTimeout(f"gave up after {timeout_s:.0f}s waiting for {what}")
         await asyncio.sleep(interval_s)
+
+
+def report_tool_targets(
+    samples: dict[str, list[float]], targets_p95_ms: Mapping[str, tuple[float, float]]
+) -> tuple[dict[str, dict[str, float | int]], dict[str, bool]]:
+    """Print p50/p95 per tool against (our, the seed's) p95 targets; return summaries and verdicts."""
+    summaries = {tool: latency_summary_ms(samples[tool]) for tool in targets_p95_ms}
+    rows, verdicts = [], {}
+    for tool, summary in summaries.items():
+        target, seed = targets_p95_ms[tool]
+        verdicts[tool] = summary["p95_ms"] <= target
+        verdict = "PASS" if verdicts[tool] else "FAIL"
+        rows.append(
+            [tool, f"{summary['p50_ms']:.1f}", f"{summary['p95_ms']:.1f}", f"≤ {target} [{seed}]", verdict]
+        )
+    print_table(["tool", "p50 ms", "p95 ms", "target p95 ms [seed]", ""], rows)
+    return summaries, verdicts

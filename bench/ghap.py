@@ -16,7 +16,7 @@ from typing import Any
 
 from mcp import Client
 
-from bench.common import BenchError, latency_summary_ms, print_table, progress
+from bench.common import BenchError, progress, report_tool_targets
 from bench.processes import serving
 from server.cli.client import result_payload
 from shared.contracts.experiences import AXES, DOMAINS, ROOT_CAUSE_CATEGORIES, STRATEGIES
@@ -142,21 +142,7 @@ async def _measure(client: Client, calls: int, rng: random.Random) -> dict[str, 
 
 
 def _report(samples: dict[str, list[float]], load_s: float, count: int) -> dict[str, Any]:
-    summaries = {tool: latency_summary_ms(samples[tool]) for tool in TARGETS_P95_MS}
-    rows, verdicts = [], {}
-    for tool, summary in summaries.items():
-        target, seed = TARGETS_P95_MS[tool]
-        verdicts[tool] = summary["p95_ms"] <= target
-        rows.append(
-            [
-                tool,
-                f"{summary['p50_ms']:.1f}",
-                f"{summary['p95_ms']:.1f}",
-                f"≤ {target} [{seed}]",
-                "PASS" if verdicts[tool] else "FAIL",
-            ]
-        )
-    print_table(["tool", "p50 ms", "p95 ms", "target p95 ms [seed]", ""], rows)
+    summaries, verdicts = report_tool_targets(samples, TARGETS_P95_MS)
     print(f"\nresolved and stored {count} experiences first in {load_s:.1f}s ({count / load_s:.1f}/s)")
     return {"tools": summaries, "pass": verdicts, "load_seconds": load_s, "experiences": count}
 

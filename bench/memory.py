@@ -18,7 +18,7 @@ from typing import Any
 
 from mcp import Client
 
-from bench.common import BenchError, latency_summary_ms, print_table, progress
+from bench.common import BenchError, progress, report_tool_targets
 from bench.processes import serving
 from server.cli.client import result_payload
 
@@ -170,21 +170,7 @@ async def _measure(client: Client, ids: list[str], calls: int, rng: random.Rando
 def _report(
     latencies: dict[str, list[float]], load_s: float, count: int, rss: float | None
 ) -> dict[str, Any]:
-    summaries = {tool: latency_summary_ms(samples) for tool, samples in latencies.items()}
-    rows, verdicts = [], {}
-    for tool, summary in summaries.items():
-        target, seed = TARGETS_P95_MS[tool]
-        verdicts[tool] = summary["p95_ms"] <= target
-        rows.append(
-            [
-                tool,
-                f"{summary['p50_ms']:.1f}",
-                f"{summary['p95_ms']:.1f}",
-                f"≤ {target} [{seed}]",
-                "PASS" if verdicts[tool] else "FAIL",
-            ]
-        )
-    print_table(["tool", "p50 ms", "p95 ms", "target p95 ms [seed]", ""], rows)
+    summaries, verdicts = report_tool_targets(latencies, TARGETS_P95_MS)
     print(
         f"\nloaded {count} memories through store_memory in {load_s:.1f}s ({count / load_s:.0f}/s, "
         f"{LOAD_CONCURRENCY} concurrent calls)"

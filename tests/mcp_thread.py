@@ -58,3 +58,21 @@ def threaded_client(server: Any) -> Iterator[ThreadedClient]:
 
 async def _wait(ready: asyncio.Future[Client]) -> Client:
     return await ready
+
+
+def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
+    """Call a tool that must succeed; its JSON result."""
+    from server.cli.client import result_payload
+
+    result = client.call(tool, arguments)
+    assert not result.is_error, result.content
+    return result_payload(result)
+
+
+def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]:
+    """Call a tool that must fail; its ``{"type", "message"}``."""
+    import json
+
+    result = client.call(tool, arguments)
+    assert result.is_error, result.content
+    return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]

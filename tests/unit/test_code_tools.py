@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from server.app import build_server
-from server.cli.client import result_payload
 from shared.contracts.code import LANGUAGES
 from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, threaded_client
+from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
 
 RETRY = '''
 def calculate_retry_delay(attempt: int, base: float = 0.5) -> float:
@@ -49,18 +46,6 @@ def mcp(tmp_path: Path, project: Path) -> Iterator[ThreadedClient]:
     )
     with threaded_client(build_server(settings)) as client:
         yield client
-
-
-def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
-    result = client.call(tool, arguments)
-    assert not result.is_error, result.content
-    return result_payload(result)
-
-
-def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]:
-    result = client.call(tool, arguments)
-    assert result.is_error, result.content
-    return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]
 
 
 def test_index_search_similar_list_delete(mcp: ThreadedClient, project: Path) -> None:

@@ -3,7 +3,6 @@ hashing embedder, a real journal and vector store in a temporary folder)."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -11,10 +10,9 @@ from typing import Any
 import pytest
 
 from server.app import build_server
-from server.cli.client import result_payload
 from shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
 from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, threaded_client
+from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
 
 START = {
     "domain": "debugging",
@@ -43,18 +41,6 @@ def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
     )
     with threaded_client(build_server(settings)) as client:
         yield client
-
-
-def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
-    result = client.call(tool, arguments)
-    assert not result.is_error, result.content
-    return result_payload(result)
-
-
-def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]:
-    result = client.call(tool, arguments)
-    assert result.is_error, result.content
-    return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]
 
 
 def test_full_cycle_is_found_on_the_right_axis_with_its_tier(mcp: ThreadedClient) -> None:

@@ -3,19 +3,16 @@ the real embedded vector store)."""
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from server.app import build_server
-from server.cli.client import result_payload
 from shared.contracts.memory import CATEGORIES, MAX_CONTENT_CHARS
 from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, threaded_client
+from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
 
 
 @pytest.fixture
@@ -23,18 +20,6 @@ def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
     settings = load_settings(queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:384")
     with threaded_client(build_server(settings)) as client:
         yield client
-
-
-def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
-    result = client.call(tool, arguments)
-    assert not result.is_error, result.content
-    return result_payload(result)
-
-
-def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]:
-    result = client.call(tool, arguments)
-    assert result.is_error
-    return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]
 
 
 def test_store_returns_the_record(mcp: ThreadedClient) -> None:
