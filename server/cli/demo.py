@@ -68,7 +68,10 @@ async def _ghap(client: Client) -> bool:
     _show("resolve_ghap", resolved)
     found = await _call(client, "search_experiences", query="is the memory server wired end to end?", limit=1)
     _show("search_experiences('is the memory server wired end to end?')", found)
-    return bool(found.get("results")) and found["results"][0]["ghap_id"] == started["id"]
+    # resolve_ghap answers only once the experience is stored. Earlier runs stored the same
+    # words, so the best hit is a demo entry, not necessarily this run's.
+    stored = resolved.get("confidence_tier") == "gold"
+    return stored and bool(found.get("results")) and found["results"][0]["goal"] == started["goal"]
 
 
 async def _code(client: Client) -> bool:
