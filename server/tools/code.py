@@ -16,6 +16,7 @@ from pydantic import Field
 
 from server.services import AppContext, app_context, await_job
 from server.tool_errors import guarded
+from server.tools.inputs import clamp, utf8_safe
 from shared.contracts.code import (
     DELETE_PROJECT,
     INDEX_CODEBASE,
@@ -38,19 +39,8 @@ MAX_RESULTS = 50
 MAX_PROJECT_CHARS = 200
 
 
-def _clean(text: str) -> str:
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
-def _limit(limit: int, tool: str) -> int:
-    clamped = min(MAX_RESULTS, max(1, limit))
-    if clamped != limit:
-        log.warning("tool.argument_clamped", tool=tool, argument="limit", given=limit, used=clamped)
-    return clamped
-
-
 def _project(project: str) -> str:
-    name = _clean(project).strip()
+    name = utf8_safe(project).strip()
     if not name:
         raise ValidationError("project must not be empty")
     if len(name) > MAX_PROJECT_CHARS:
@@ -63,7 +53,7 @@ def _project(project: str) -> str:
 def _directory(directory: str, repo_path: Path) -> Path:
     """Absolute as given, or relative to LMS_REPO_PATH. Whether it exists is for the worker to say:
     it is the one that reads it (in a scaled-out set-up, on another machine)."""
-    path = Path(_clean(directory).strip() or ".").expanduser()
+    path = Path(utf8_safe(directory).strip() or ".").expanduser()
     return path if path.is_absolute() else repo_path / path
 
 
@@ -108,11 +98,14 @@ def register(server: MCPServer[AppContext]) -> None:
         language: Language | None = None,
         limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
     ) -> dict[str, Any]:
-        query = _clean(query).strip()[:MAX_CONTENT_CHARS]
+        query = utf8_safe(query).strip()[:MAX_CONTENT_CHARS]
         if not query:
             return {"results": [], "count": 0}
         request = SearchCodeRequest(
-            query=query, project=project, language=language, limit=_limit(limit, "search_code")
+            query=query,
+            project=project,
+            language=language,
+            limit=int(clamp("limit", limit, 1, MAX_RESULTS, "search_code")),
         )
         return await _search(ctx, request)
 
@@ -127,13 +120,13 @@ def register(server: MCPServer[AppContext]) -> None:
         project: str | None = None,
         limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
     ) -> dict[str, Any]:
-        snippet = _clean(snippet)
+        snippet = utf8_safe(snippet)
         if not snippet.strip():
             return {"results": [], "count": 0}
         if len(snippet) > MAX_SNIPPET_CHARS:
             log.warning("tool.argument_truncated", tool="find_similar_code", length=len(snippet))
             snippet = snippet[:MAX_SNIPPET_CHARS]
-        limit = _limit(limit, "find_similar_code")
+        limit = int(clamp("limit", limit, 1, MAX_RESULTS, "find_similar_code"))
         return await _search(ctx, SearchCodeRequest(query=snippet, project=project, limit=limit))
 
     @server.tool(name="list_indexed_projects", description="The indexed projects, with their unit counts.")

@@ -18,6 +18,7 @@ from pydantic import BaseModel, Field
 from server.persistence import RETRY_DELAYS_S, persist
 from server.services import AppContext, app_context
 from server.tool_errors import guarded
+from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
     DOMAINS,
     MAX_GHAP_FIELD_CHARS,
@@ -44,7 +45,7 @@ def _text(name: str, value: str | None, limit: int, *, required: bool) -> str | 
         if required:
             raise ValidationError(f"{name} is required")
         return None
-    value = value.encode("utf-8", "replace").decode("utf-8").strip()  # lone surrogates cannot be stored
+    value = utf8_safe(value).strip()
     if not value:
         raise ValidationError(f"{name} must not be empty")
     if len(value) > limit:

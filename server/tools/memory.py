@@ -7,7 +7,6 @@ category (or a wrong type) is refused. Every call runs as a job on the worker.
 
 from __future__ import annotations
 
-import math
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -17,6 +16,7 @@ from pydantic import Field
 
 from server.services import AppContext, await_job
 from server.tool_errors import guarded
+from server.tools.inputs import clamp, utf8_safe
 from shared.contracts.memory import (
     CATEGORIES,
     DELETE_MEMORY,
@@ -43,24 +43,8 @@ _CATEGORY_HELP = f"One of: {', '.join(CATEGORIES)}."
 OptionalCategory = Annotated[Category | None, Field(description=f"Only this category. {_CATEGORY_HELP}")]
 
 
-def _clamp(name: str, value: float, low: float, high: float, tool: str) -> float:
-    # An int beyond float range compares fine but cannot go through math.isnan.
-    if isinstance(value, float) and math.isnan(value):
-        clamped = (low + high) / 2
-    else:
-        clamped = min(high, max(low, value))
-    if clamped != value:
-        log.warning("tool.argument_clamped", tool=tool, argument=name, given=value, used=clamped)
-    return clamped
-
-
-def _text(text: str) -> str:
-    """JSON may carry lone surrogates ("\\ud800"), which UTF-8 cannot: stores and the wire would fail."""
-    return text.encode("utf-8", "replace").decode("utf-8")
-
-
 def _truncate(name: str, text: str, tool: str) -> str:
-    text = _text(text)
+    text = utf8_safe(text)
     if len(text) <= MAX_CONTENT_CHARS:
         return text
     log.warning("tool.argument_truncated", tool=tool, argument=name, length=len(text), kept=MAX_CONTENT_CHARS)
@@ -71,7 +55,7 @@ def _tags(tags: list[str] | None, tool: str) -> list[str]:
     """Trimmed, de-duplicated (first spelling wins), at most MAX_TAGS of MAX_TAG_CHARS."""
     cleaned: list[str] = []
     for tag in tags or []:
-        tag = _text(tag).strip()[:MAX_TAG_CHARS]
+        tag = utf8_safe(tag).strip()[:MAX_TAG_CHARS]
         if tag and tag not in cleaned:
             cleaned.append(tag)
     if len(cleaned) > MAX_TAGS:
@@ -102,7 +86,7 @@ def register(server: MCPServer[AppContext]) -> None:
             id=str(uuid.uuid4()),
             content=content,
             category=category,
-            importance=_clamp("importance", importance, 0.0, 1.0, "store_memory"),
+            importance=clamp("importance", importance, 0.0, 1.0, "store_memory"),
             tags=_tags(tags, "store_memory"),
             created_at=datetime.now(UTC),
         )
@@ -125,9 +109,9 @@ def register(server: MCPServer[AppContext]) -> None:
             return {"results": [], "count": 0}
         request = RetrieveMemoriesRequest(
             query=_truncate("query", query, "retrieve_memories"),
-            limit=int(_clamp("limit", limit, 1, 100, "retrieve_memories")),
+            limit=int(clamp("limit", limit, 1, 100, "retrieve_memories")),
             category=category,
-            min_importance=_clamp("min_importance", min_importance, 0.0, 1.0, "retrieve_memories"),
+            min_importance=clamp("min_importance", min_importance, 0.0, 1.0, "retrieve_memories"),
         )
         found = await await_job(ctx, RETRIEVE_MEMORIES, request)
         results = [memory.model_dump(mode="json") for memory in found.results]
@@ -148,8 +132,8 @@ def register(server: MCPServer[AppContext]) -> None:
         request = ListMemoriesRequest(
             category=category,
             tags=_tags(tags, "list_memories"),
-            limit=int(_clamp("limit", limit, 1, 200, "list_memories")),
-            offset=int(_clamp("offset", offset, 0, MAX_OFFSET, "list_memories")),
+            limit=int(clamp("limit", limit, 1, 200, "list_memories")),
+            offset=int(clamp("offset", offset, 0, MAX_OFFSET, "list_memories")),
         )
         page = await await_job(ctx, LIST_MEMORIES, request)
         results = [memory.model_dump(mode="json") for memory in page.results]

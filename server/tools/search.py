@@ -9,6 +9,7 @@ from pydantic import Field
 
 from server.services import AppContext, await_job
 from server.tool_errors import guarded
+from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
     SEARCH_EXPERIENCES,
     Axis,
@@ -42,7 +43,7 @@ def register(server: MCPServer[AppContext]) -> None:
     ) -> dict[str, Any]:
         if not 1 <= limit <= MAX_RESULTS:
             raise ValidationError(f"limit must be between 1 and {MAX_RESULTS} (got {limit})")
-        query = query.encode("utf-8", "replace").decode("utf-8").strip()[:MAX_CONTENT_CHARS]
+        query = utf8_safe(query).strip()[:MAX_CONTENT_CHARS]
         if not query:
             return {"results": [], "count": 0}
         request = SearchExperiencesRequest(
