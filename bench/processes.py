@@ -78,10 +78,12 @@ async def stop_worker(worker: WorkerProcess) -> int | None:
 
 
 @asynccontextmanager
-async def serving(redis_url: str, tmp: Path) -> AsyncIterator[tuple[Client, WorkerProcess]]:
+async def serving(
+    redis_url: str, tmp: Path, namespace: str | None = None
+) -> AsyncIterator[tuple[Client, WorkerProcess]]:
     """A real worker (arq mode, its own namespace and data folder under ``tmp``) and an MCP client
     over stdio to ``learning-memory serve``; everything is stopped and its keys removed after."""
-    namespace = f"bench-{secrets.token_hex(4)}"
+    namespace = namespace or f"bench-{secrets.token_hex(4)}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LMS_")}
     env.update(
         LMS_REDIS_URL=redis_url,

@@ -88,7 +88,10 @@ def register(server: MCPServer[AppContext]) -> None:
 
     @server.tool(
         name="search_code",
-        description="Find code by meaning: functions, classes and methods, best match first (score 0 to 1).",
+        description=(
+            "Find functions, classes and methods by what they do or by the words in them (meaning and "
+            "keywords combined), best match first. score: 1.0 = top by both; similarity: cosine to the query."
+        ),
     )
     @guarded
     async def search_code(
@@ -127,7 +130,8 @@ def register(server: MCPServer[AppContext]) -> None:
             log.warning("tool.argument_truncated", tool="find_similar_code", length=len(snippet))
             snippet = snippet[:MAX_SNIPPET_CHARS]
         limit = int(clamp("limit", limit, 1, MAX_RESULTS, "find_similar_code"))
-        return await _search(ctx, SearchCodeRequest(query=snippet, project=project, limit=limit))
+        request = SearchCodeRequest(query=snippet, project=project, limit=limit, mode="semantic")
+        return await _search(ctx, request)
 
     @server.tool(name="list_indexed_projects", description="The indexed projects, with their unit counts.")
     @guarded

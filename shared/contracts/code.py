@@ -103,7 +103,13 @@ class CodeHit(Contract):
     line_count: int
     complexity: int | None = None
     has_docstring: bool
+    # search_code: relevance from fusing the semantic and the keyword ranking, 1.0 = first in
+    # both; find_similar_code: the cosine similarity. Results are sorted by it.
     score: float = Field(ge=0.0, le=1.0)
+    similarity: float | None = None  # cosine similarity to the query (None: keyword-only search)
+
+
+SearchMode = Literal["hybrid", "semantic", "lexical"]
 
 
 class SearchCodeRequest(Contract):
@@ -111,6 +117,8 @@ class SearchCodeRequest(Contract):
     project: str | None = None
     language: Language | None = None
     limit: int = Field(default=10, ge=1, le=50)
+    # hybrid: search_code; semantic: find_similar_code; lexical: BM25 alone (benchmarks).
+    mode: SearchMode = "hybrid"
 
 
 class SearchCodeResponse(Contract):

@@ -5,8 +5,9 @@ embedded; new or changed ones are parsed, embedded, and their units replaced; ro
 gone from disk (or is now skipped) lose their units and their row.
 
 Replacing a group of files runs in this order: delete the files' points by filter, upsert the new
-units (deterministic ids), record the hashes. A crash at any step leaves the hashes unrecorded, so
-the retried job redoes those files: nothing is missing, nothing duplicated.
+units (deterministic ids), replace their keyword-index rows, record the hashes. A crash at any step
+leaves the hashes unrecorded, so the retried job redoes those files: nothing is missing, nothing
+duplicated.
 
 The pipeline overlaps the CPU work with the model: a producer task reads, hashes and parses files
 in a thread, a batch at a time, into a bounded queue, while the consumer embeds and writes what was
@@ -23,7 +24,7 @@ from pathlib import Path, PurePosixPath
 
 from shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
 from shared.log import get_logger
-from worker.code import parser
+from worker.code import lexical, parser
 from worker.code.discover import discover
 from worker.code.units import INDEXES, embedding_text, unit_payload
 from worker.context import ProgressReporter, WorkerServices, no_progress
@@ -205,10 +206,12 @@ class CodeIndexer:
         units = list({unit.id: unit for work in group for unit in work.units}.values())
         store, points = await self._embed(units)
         # Also for files new to us: a crashed earlier run may have left points for an older version.
+        paths = [work.path for work in group]
         if store is not None:
-            await self._delete_points(store, [work.path for work in group])
+            await self._delete_points(store, paths)
             await store.upsert(COLLECTION, points)
         metadata = await self.services.metadata()
+        await lexical.replace_files(metadata, self.project, paths, units)
         now = time.time()
         await metadata.executemany(
             "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at) VALUES (?, ?, ?, ?)",
@@ -239,6 +242,7 @@ class CodeIndexer:
         if await store.collection_exists(COLLECTION):
             await self._delete_points(store, gone)
         metadata = await self.services.metadata()
+        await lexical.remove_files(metadata, self.project, gone)
         await metadata.executemany(
             "DELETE FROM indexed_files WHERE repo = ? AND path = ?", [(self.project, path) for path in gone]
         )

@@ -61,7 +61,9 @@ def unit_payload(unit: CodeUnit) -> dict[str, Any]:
     return payload
 
 
-def code_hit(point_id: str, payload: dict[str, Any], score: float) -> CodeHit:
+def code_hit(
+    point_id: str, payload: dict[str, Any], score: float, similarity: float | None = None
+) -> CodeHit:
     fields = {key: value for key, value in payload.items() if key in CodeHit.model_fields}
-    # Cosine similarity is in [-1, 1]; the contract promises [0, 1].
-    return CodeHit(**{**fields, "id": point_id, "score": min(1.0, max(0.0, score))})
+    # Cosine similarity is in [-1, 1]; the contract promises [0, 1] for the score.
+    return CodeHit(**{**fields, "id": point_id, "score": min(1.0, max(0.0, score)), "similarity": similarity})

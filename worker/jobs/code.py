@@ -31,11 +31,12 @@ from shared.contracts.code import (
 )
 from shared.errors import ValidationError
 from shared.log import get_logger
+from worker.code import lexical
 from worker.code.indexer import CodeIndexer
-from worker.code.units import INDEXES, code_hit, query_text
+from worker.code.search import search_units
 from worker.context import JobContext, WorkerServices
 from worker.registry import job
-from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, VectorStore
+from worker.vectors.base import Filter, MatchValue, VectorStore
 
 log = get_logger(__name__)
 
@@ -83,22 +84,7 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
 
 @job(SEARCH_CODE)
 async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCodeResponse:
-    store = await _existing_store(ctx)
-    if store is None or await store.count(COLLECTION) == 0:
-        return SearchCodeResponse(results=[])
-    embedder = await ctx.services.embedder()
-    query = (await embedder.embed([query_text(request.query)]))[0]
-    # Checks the dimension against the model's, with the message that says how to re-index.
-    store = await ctx.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
-    conditions: list[Condition] = []
-    if request.project is not None:
-        conditions.append(MatchValue("project", request.project))
-    if request.language is not None:
-        conditions.append(MatchValue("language", request.language))
-    hits = await store.search(COLLECTION, query, limit=request.limit, filter=Filter(tuple(conditions)))
-    results = [code_hit(hit.id, hit.payload, hit.score) for hit in hits]
-    results.sort(key=lambda hit: hit.score, reverse=True)
-    return SearchCodeResponse(results=results)
+    return SearchCodeResponse(results=await search_units(ctx.services, request))
 
 
 @job(LIST_PROJECTS)
@@ -126,8 +112,9 @@ async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -
             where = Filter((MatchValue("project", project),))
             deleted = await store.count(COLLECTION, where)
             await store.delete_by_filter(COLLECTION, where)
-        # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         metadata = await ctx.services.metadata()
+        await lexical.remove_project(metadata, project)
+        # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         files = await metadata.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
     log.info("code_project_deleted", project=project, units=deleted, files=files)
     return DeleteProjectResponse(project=project, units_deleted=deleted)

@@ -33,6 +33,32 @@ MIGRATIONS: tuple[str, ...] = (
         indexed_at REAL
     );
     """,
+    # 2: the lexical side of code search (BM25 over SQLite FTS5), one row per code unit. The
+    # rows live in a plain table indexed by (project, file_path), so replacing a file's units
+    # is an index lookup, and the FTS index reads its text from there (external content, kept
+    # in step by triggers). Files indexed before this had no rows: forgetting their hashes
+    # makes the next index_codebase re-read them (their vectors come from the embedding cache).
+    """
+    CREATE TABLE code_lexical (
+        rowid INTEGER PRIMARY KEY,
+        point_id TEXT NOT NULL UNIQUE,
+        project TEXT NOT NULL,
+        language TEXT NOT NULL,
+        file_path TEXT NOT NULL,
+        text TEXT NOT NULL
+    );
+    CREATE INDEX code_lexical_file ON code_lexical (project, file_path);
+    CREATE VIRTUAL TABLE code_fts USING fts5(
+        text, content = 'code_lexical', content_rowid = 'rowid', tokenize = 'porter unicode61'
+    );
+    CREATE TRIGGER code_lexical_insert AFTER INSERT ON code_lexical BEGIN
+        INSERT INTO code_fts (rowid, text) VALUES (new.rowid, new.text);
+    END;
+    CREATE TRIGGER code_lexical_delete AFTER DELETE ON code_lexical BEGIN
+        INSERT INTO code_fts (code_fts, rowid, text) VALUES ('delete', old.rowid, old.text);
+    END;
+    UPDATE indexed_files SET content_hash = NULL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

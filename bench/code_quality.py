@@ -1,0 +1,254 @@
+"""Code search quality: MRR@10 on labelled questions, per retrieval mode; snippet truncation.
+
+Corpus: six installed packages (httpx, httpcore, structlog, GitPython, arq, click), indexed through
+a real MCP client over stdio by a real worker (arq mode). ``bench/data/code_queries.json`` holds
+60 questions a developer would ask, each answered by one function (or either of two twins), written
+without the answer's own name in most of them. Every question runs in the three modes of the
+search job (hybrid = what search_code does; semantic = dense vectors alone; lexical = BM25 alone)
+and reports MRR@10, hit@1 and hit@10; search_code's latency over stdio is measured on the same
+questions.
+
+For find_similar_code, a snippet is compared by its first ``MAX_SNIPPET_EMBED_CHARS`` characters.
+What that costs is measured here: for units of the corpus pasted as snippets, how often the unit
+itself comes first, and how long the model takes, with the snippet cut at several lengths (the
+unit vectors come from the worker's embedding cache, so nothing is embedded twice).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import random
+import shutil
+import tempfile
+import time
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+import numpy as np
+
+from bench.code import _call, _copy, _index
+from bench.common import latency_summary_ms, print_table, progress
+from bench.processes import serving
+from shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
+from shared.settings import Settings
+from worker.code.search import CANDIDATES
+
+CORPUS = ("httpx", "httpcore", "structlog", "git", "arq", "click")
+QUERIES = Path(__file__).parent / "data" / "code_queries.json"
+PROJECT = "quality"
+MODES: tuple[SearchMode, ...] = ("hybrid", "semantic", "lexical")
+SNIPPET_CUTS = (250, 500, 1000, 4000)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--snippets", type=int, default=150, help="units pasted as snippets (150)")
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="keep corpus and index here, reuse them next run"
+    )
+
+
+def _labelled() -> list[dict[str, Any]]:
+    return list(json.loads(QUERIES.read_text()))
+
+
+def _is_answer(hit: dict[str, Any], answers: list[dict[str, str]]) -> bool:
+    return any(
+        hit["file_path"] == answer["file"] and hit["qualified_name"] == answer["qualified_name"]
+        for answer in answers
+    )
+
+
+def _rank(hits: list[dict[str, Any]], answers: list[dict[str, str]]) -> int | None:
+    return next((i for i, hit in enumerate(hits, start=1) if _is_answer(hit, answers)), None)
+
+
+def _quality(ranks: list[int | None]) -> dict[str, float]:
+    return {
+        "mrr_at_10": sum(1 / rank for rank in ranks if rank is not None and rank <= 10) / len(ranks),
+        "hit_at_1": sum(1 for rank in ranks if rank == 1) / len(ranks),
+        "hit_at_10": sum(1 for rank in ranks if rank is not None and rank <= 10) / len(ranks),
+    }
+
+
+async def _modes(
+    settings: Settings, labelled: list[dict[str, Any]]
+) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str]]]]]:
+    """The answer's rank per question in each mode, and each side's top 50 to try other fusions on."""
+    from server.jobclient.arq_client import ArqJobClient
+    from server.jobclient.base import run_job
+
+    client = ArqJobClient(settings)
+    ranks: dict[str, list[int | None]] = {mode: [] for mode in MODES}
+    lists: dict[str, list[list[tuple[str, str]]]] = {"semantic": [], "lexical": []}
+    try:
+        for item in labelled:
+            for mode in MODES:
+                limit = 10 if mode == "hybrid" else CANDIDATES
+                request = SearchCodeRequest(query=item["query"], project=PROJECT, limit=limit, mode=mode)
+                found = await run_job(client, SEARCH_CODE, request, timeout_s=60)
+                hits = [hit.model_dump() for hit in found.results]
+                ranks[mode].append(_rank(hits[:10], item["answers"]))
+                if mode in lists:
+                    lists[mode].append([(hit["file_path"], hit["qualified_name"]) for hit in hits])
+    finally:
+        await client.close()
+    return ranks, lists
+
+
+def _fusions(
+    labelled: list[dict[str, Any]], lists: dict[str, list[list[tuple[str, str]]]]
+) -> dict[str, float]:
+    """MRR@10 of other fusions of the same two lists: RRF constants and a weight on the BM25 side."""
+    out: dict[str, float] = {}
+    for k in (10, 30, 60):
+        for weight in (1.0, 1.5, 2.0):
+            found: list[int | None] = []
+            for i, item in enumerate(labelled):
+                fused: dict[tuple[str, str], float] = {}
+                for side, w in (("semantic", 1.0), ("lexical", weight)):
+                    for rank, key in enumerate(lists[side][i], start=1):
+                        fused[key] = fused.get(key, 0.0) + w / (k + rank)
+                top = sorted(fused, key=lambda key: fused[key], reverse=True)[:10]
+                hits = [{"file_path": f, "qualified_name": q} for f, q in top]
+                found.append(_rank(hits, item["answers"]))
+            out[f"rrf k={k} bm25 weight={weight}"] = _quality(found)["mrr_at_10"]
+    return out
+
+
+def _all_units(corpus: Path) -> list[CodeUnit]:
+    from worker.code.parser import language_for, parse_source
+
+    units: list[CodeUnit] = []
+    for path in sorted(corpus.rglob("*.py")):
+        rel = PurePosixPath(path.relative_to(corpus).as_posix())
+        language = language_for(rel)
+        if language is not None:
+            parsed = parse_source(path.read_bytes(), language=language, project=PROJECT, file_path=str(rel))
+            units += parsed.units
+    return units
+
+
+def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
+    """(file_path, qualified_name, body) of ``count`` random units of 8 lines or more."""
+    long = [u for u in units if u.line_count >= 8]
+    chosen = random.Random(7).sample(long, min(count, len(long)))
+    return [(u.file_path, u.qualified_name, u.body) for u in chosen]
+
+
+async def _snippet_cuts(data_dir: Path, corpus: Path, count: int) -> dict[str, dict[str, float]]:
+    """Self-retrieval@1 and model time per cut, against every unit's vector from the cache."""
+    from worker.code.units import embedding_text
+    from worker.embedding.cache import CachingEmbedder
+    from worker.embedding.sentence import SentenceTransformerEmbedder
+    from worker.metadata.store import MetadataStore
+
+    units = await asyncio.to_thread(_all_units, corpus)
+    keys = [(u.file_path, u.qualified_name) for u in units]
+    texts = [embedding_text(u) for u in units]
+    model = await SentenceTransformerEmbedder.load()
+    store = await MetadataStore.open(data_dir / "metadata.sqlite3")
+    try:
+        matrix = await CachingEmbedder(model, store).embed(texts)
+    finally:
+        await store.close()
+    position = {key: i for i, key in enumerate(keys)}
+    snippets = _snippets(units, count)
+    results: dict[str, dict[str, float]] = {}
+    for cut in SNIPPET_CUTS:
+        firsts, seconds = 0, []
+        for file_path, qualified_name, body in snippets:
+            started = time.perf_counter()
+            vector = (await model.embed([body[:cut]]))[0]
+            seconds.append(time.perf_counter() - started)
+            best = int(np.argmax(matrix @ vector))
+            firsts += int(best == position.get((file_path, qualified_name)))
+        results[str(cut)] = {"self_at_1": firsts / len(snippets), **latency_summary_ms(seconds)}
+    return results
+
+
+async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
+    corpus = tmp / "corpus"
+    if corpus.exists():
+        files = sum(1 for _ in corpus.rglob("*.py"))
+    else:
+        files = await asyncio.to_thread(_copy, CORPUS, corpus)
+    labelled = _labelled()
+    progress(f"code_quality: corpus {', '.join(CORPUS)}: {files} .py files, {len(labelled)} questions")
+    namespace = f"bench-quality-{time.time_ns()}"
+    async with serving(args.redis_url, tmp, namespace) as (client, _worker):
+        stats, seconds = await _index(client, corpus, PROJECT)
+        progress(f"code_quality: indexed {stats['units_indexed']} units in {seconds:.0f}s")
+        settings = Settings(redis_url=args.redis_url, namespace=namespace, queue="arq")
+        ranks, lists = await _modes(settings, labelled)
+        latencies = []
+        for item in labelled:
+            started = time.perf_counter()
+            await _call(client, "search_code", {"query": item["query"], "project": PROJECT})
+            latencies.append(time.perf_counter() - started)
+    cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets)
+    return _report(files, stats["units_indexed"], ranks, _fusions(labelled, lists), latencies, cuts)
+
+
+def _report(
+    files: int,
+    units: int,
+    ranks: dict[str, list[int | None]],
+    fusions: dict[str, float],
+    latencies: list[float],
+    cuts: dict[str, dict[str, float]],
+) -> dict[str, Any]:
+    quality = {mode: _quality(found) for mode, found in ranks.items()}
+    rows = [
+        [
+            f"{mode}{' (search_code)' if mode == 'hybrid' else ''}",
+            f"{q['mrr_at_10']:.3f}",
+            f"{q['hit_at_1']:.0%}",
+            f"{q['hit_at_10']:.0%}",
+        ]
+        for mode, q in quality.items()
+    ]
+    print_table(["mode", "MRR@10", "hit@1", "hit@10"], rows)
+    print_table(
+        ["other fusions of the same lists", "MRR@10"], [[name, f"{v:.3f}"] for name, v in fusions.items()]
+    )
+    search = latency_summary_ms(latencies)
+    print_table(
+        ["measure", "value"],
+        [
+            [
+                f"search_code over stdio ({units} units)",
+                f"p50 {search['p50_ms']:.1f} / p95 {search['p95_ms']:.1f} ms",
+            ]
+        ],
+    )
+    print_table(
+        ["snippet cut (chars)", "unit itself first", "model p50", "model p95"],
+        [
+            [cut, f"{r['self_at_1']:.0%}", f"{r['p50_ms']:.1f} ms", f"{r['p95_ms']:.1f} ms"]
+            for cut, r in cuts.items()
+        ],
+    )
+    return {
+        "corpus": list(CORPUS),
+        "files": files,
+        "units": units,
+        "questions": len(next(iter(ranks.values()))),
+        "quality": quality,
+        "ranks": ranks,
+        "other_fusions_mrr_at_10": fusions,
+        "search_code": search,
+        "snippet_cuts": cuts,
+    }
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.workdir is not None:
+        args.workdir.mkdir(parents=True, exist_ok=True)
+        return await _run_in(args, args.workdir.resolve())
+    tmp = Path(tempfile.mkdtemp(prefix="lms-bench-quality-"))
+    try:
+        return await _run_in(args, tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,129 @@
+"""Hybrid code search: the BM25 side kept in step with the index, and the fusion of both rankings.
+
+The hashing embedder has no sense of meaning, so what the dense side finds here is arbitrary; the
+tests check what each mode promises, not semantic quality (bench/code_quality.py measures that
+with the real model on labelled questions).
+"""
+# The indexer tests' fixtures (ctx, spy) are imported, and so shadowed by the parameters using them.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from shared.contracts.code import COLLECTION, DeleteProjectRequest, SearchCodeRequest
+from tests.unit.test_code_indexer import FILES, UNITS, ctx, index, make_tree, spy  # noqa: F401
+from worker.code import lexical
+from worker.code.search import RRF_K, search_units
+from worker.context import JobContext
+from worker.jobs.code import delete_project_index
+from worker.metadata.store import MetadataStore
+
+
+def test_query_terms_drop_stopwords_and_spell_identifiers() -> None:
+    terms = lexical.query_terms("How does the client wait before retrying a 429 in calculateRetryDelay?")
+    assert terms[:4] == ["client", "wait", "before", "retrying"]
+    assert "429" in terms and "calculateretrydelay" in terms
+    assert {"calculate", "retry", "delay"} <= set(terms)
+    assert not {"how", "does", "the", "a", "in"} & set(terms)
+    assert lexical.query_terms("how is the") == []
+    assert lexical.match_expression(["or", "not"]) == '"or" OR "not"'
+
+
+def test_only_mixed_case_identifiers_are_spelled_out() -> None:
+    assert lexical.spelled_identifiers("x = HTTPServerError(parse_url) + plain") == "http server error"
+
+
+async def lexical_rows(ctx: JobContext, project: str = "proj") -> list[tuple[str, str]]:
+    metadata: MetadataStore = await ctx.services.metadata()
+    rows = await metadata.fetchall(
+        "SELECT file_path, point_id FROM code_lexical WHERE project = ? ORDER BY file_path", (project,)
+    )
+    return [(str(row[0]), str(row[1])) for row in rows]
+
+
+async def test_keyword_rows_follow_every_change_to_the_index(
+    ctx: JobContext, spy: object, tmp_path: Path
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    await index(ctx, root)
+    assert len(await lexical_rows(ctx)) == UNITS
+    (root / "util/math.py").unlink()
+    (root / "config/parsing.py").write_text("def only_one():\n    return 1\n")
+    await index(ctx, root)
+    files = [path for path, _ in await lexical_rows(ctx)]
+    assert files.count("util/math.py") == 0 and files.count("config/parsing.py") == 1
+    assert len(files) == UNITS - 3 + 1
+    await delete_project_index(ctx, DeleteProjectRequest(project="proj"))
+    assert await lexical_rows(ctx) == []
+
+
+async def test_lexical_mode_finds_exact_words_without_the_model(
+    ctx: JobContext, spy: object, tmp_path: Path
+) -> None:
+    await index(ctx, make_tree(tmp_path / "src", FILES))
+    request = SearchCodeRequest(query="what honours Retry-After on a 429?", project="proj", mode="lexical")
+    hits = await search_units(ctx.services, request)
+    assert hits[0].qualified_name == "calculate_retry_delay"
+    assert hits[0].score == 1.0 and hits[0].similarity is None
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+    wrong_language = SearchCodeRequest(query="retry", project="proj", language="go", mode="lexical")
+    assert await search_units(ctx.services, wrong_language) == []
+
+
+async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path: Path) -> None:
+    await index(ctx, make_tree(tmp_path / "src", FILES))
+    query = "merge_settings override"
+    semantic = await search_units(ctx.services, SearchCodeRequest(query=query, mode="semantic", limit=50))
+    words = await search_units(ctx.services, SearchCodeRequest(query=query, mode="lexical", limit=50))
+    hybrid = await search_units(ctx.services, SearchCodeRequest(query=query, limit=50))
+    assert {hit.id for hit in hybrid} == {hit.id for hit in semantic} | {hit.id for hit in words}
+    rank = {
+        mode: {hit.id: i for i, hit in enumerate(hits, start=1)}
+        for mode, hits in (("semantic", semantic), ("lexical", words))
+    }
+    for hit in hybrid:
+        fused = sum(1 / (RRF_K + ranks[hit.id]) for ranks in rank.values() if hit.id in ranks)
+        assert abs(hit.score - fused / (2 / (RRF_K + 1))) < 1e-9
+        assert hit.similarity is not None  # cosine to the query, for keyword-only hits too
+    assert [hit.score for hit in hybrid] == sorted((hit.score for hit in hybrid), reverse=True)
+    # find_similar_code's mode reports the cosine similarity as its score.
+    assert all(hit.score == hit.similarity for hit in semantic if hit.similarity and hit.similarity > 0)
+
+
+async def test_a_keyword_row_without_its_point_is_skipped(
+    ctx: JobContext, spy: object, tmp_path: Path
+) -> None:
+    await index(ctx, make_tree(tmp_path / "src", FILES))
+    [(_, point)] = [row for row in await lexical_rows(ctx) if row[0] == "util/math.py"]
+    store = await ctx.services.vectors()
+    await store.delete(COLLECTION, [point])  # as if a crash fell between the two deletes
+    hits = await search_units(ctx.services, SearchCodeRequest(query="add numbers", limit=50))
+    assert point not in {hit.id for hit in hits}
+
+
+async def test_no_collection_no_results(ctx: JobContext) -> None:
+    assert await search_units(ctx.services, SearchCodeRequest(query="anything")) == []
+    done = await delete_project_index(ctx, DeleteProjectRequest(project="nothing"))
+    assert done.units_deleted == 0
+
+
+async def test_upgrading_forgets_file_hashes_so_the_next_index_refills(tmp_path: Path) -> None:
+    import sqlite3
+
+    from worker.metadata.migrations import MIGRATIONS
+
+    path = tmp_path / "old.sqlite3"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for statement in MIGRATIONS[0].split(";"):
+        if statement.strip():
+            conn.execute(statement)
+    conn.execute("INSERT INTO indexed_files VALUES ('proj', 'a.py', 'abc', 1.0)")
+    conn.execute("PRAGMA user_version = 1")
+    conn.close()
+    store = await MetadataStore.open(path)
+    try:
+        row = await store.fetchone("SELECT content_hash FROM indexed_files WHERE path = 'a.py'")
+        assert row is not None and row[0] is None
+    finally:
+        await store.close()

@@ -1,0 +1,109 @@
+"""search_code and find_similar_code: dense vectors, BM25, or both fused.
+
+``hybrid`` (search_code) runs the dense search and the BM25 search over the same filters and
+fuses the two rankings by reciprocal rank fusion (RRF): a unit's fused score is the sum over the
+lists it appears in of ``1 / (RRF_K + rank)``. RRF needs no calibration between cosine scores
+and BM25 scores, which live on unrelated scales. The reported ``score`` is that sum divided by
+its maximum (first in both lists), so 1.0 means "top of both"; ``similarity`` is the plain
+cosine similarity to the query, for judging how close the best match really is.
+
+``semantic`` (find_similar_code) is the dense search alone: a snippet is compared by meaning.
+``lexical`` is BM25 alone, and needs no model; the benchmark uses it to show what each side buys.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
+from worker.code import lexical
+from worker.code.units import INDEXES, code_hit, query_text
+from worker.context import WorkerServices
+from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Record, VectorStore
+
+RRF_K = 60
+CANDIDATES = 50  # taken from each list before fusing: deeper than any limit, cheap either way
+# A pasted snippet is compared by its first ~128 tokens (about 500 characters of code): the
+# model's cost grows with length, and the head of a unit (its signature and first lines) is
+# what says what it is. Measured in bench/code_quality.py.
+MAX_SNIPPET_EMBED_CHARS = 500
+
+
+async def search_units(services: WorkerServices, request: SearchCodeRequest) -> list[CodeHit]:
+    store = await services.vectors()
+    if not await store.collection_exists(COLLECTION):
+        return []
+    candidates = max(CANDIDATES, request.limit)
+    dense: dict[str, tuple[float, dict[str, object]]] = {}
+    query_vector: np.ndarray | None = None
+    if request.mode != "lexical":
+        query_vector, store = await _embed_query(services, request)
+        hits = await store.search(COLLECTION, query_vector, limit=candidates, filter=_filter(request))
+        dense = {hit.id: (hit.score, hit.payload) for hit in hits}
+    if request.mode == "semantic":
+        ranked = sorted(dense.items(), key=lambda item: item[1][0], reverse=True)[: request.limit]
+        return [code_hit(pid, payload, score, similarity=score) for pid, (score, payload) in ranked]
+
+    metadata = await services.metadata()
+    words = await lexical.search(
+        metadata, request.query, limit=candidates, project=request.project, language=request.language
+    )
+    fused = _fuse([list(dense), words])
+    top = sorted(fused, key=lambda pid: fused[pid], reverse=True)[: request.limit]
+    missing = [pid for pid in top if pid not in dense]
+    records = {record.id: record for record in await _records(store, missing, query_vector is not None)}
+    best = 2.0 / (RRF_K + 1) if request.mode == "hybrid" else 1.0 / (RRF_K + 1)
+    results: list[CodeHit] = []
+    for pid in top:
+        similarity: float | None
+        if pid in dense:
+            similarity, payload = dense[pid]
+        elif pid in records:  # else a lexical row whose point is gone: a crashed delete, skipped
+            payload = records[pid].payload
+            similarity = _cosine(query_vector, records[pid].vector)
+        else:
+            continue
+        results.append(code_hit(pid, payload, fused[pid] / best, similarity=similarity))
+    return results
+
+
+async def _embed_query(
+    services: WorkerServices, request: SearchCodeRequest
+) -> tuple[np.ndarray, VectorStore]:
+    embedder = await services.embedder()
+    text = query_text(request.query)
+    if request.mode == "semantic":
+        text = text[:MAX_SNIPPET_EMBED_CHARS]
+    vector = (await embedder.embed([text]))[0]
+    # Checks the dimension against the model's, with the message that says how to re-index.
+    store = await services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    return vector, store
+
+
+def _filter(request: SearchCodeRequest) -> Filter:
+    conditions: list[Condition] = []
+    if request.project is not None:
+        conditions.append(MatchValue("project", request.project))
+    if request.language is not None:
+        conditions.append(MatchValue("language", request.language))
+    return Filter(tuple(conditions))
+
+
+def _fuse(rankings: list[list[str]]) -> dict[str, float]:
+    fused: dict[str, float] = {}
+    for ranking in rankings:
+        for rank, pid in enumerate(ranking, start=1):
+            fused[pid] = fused.get(pid, 0.0) + 1.0 / (RRF_K + rank)
+    return fused
+
+
+async def _records(store: VectorStore, ids: list[str], with_vectors: bool) -> list[Record]:
+    return await store.get(COLLECTION, ids, with_vectors=with_vectors) if ids else []
+
+
+def _cosine(query: np.ndarray | None, vector: list[float] | None) -> float | None:
+    if query is None or vector is None:
+        return None
+    other = np.asarray(vector, dtype=np.float32)
+    norms = float(np.linalg.norm(query) * np.linalg.norm(other))
+    return float(np.dot(query, other) / norms) if norms else 0.0
