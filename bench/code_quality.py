@@ -40,6 +40,8 @@ QUERIES = Path(__file__).parent / "data" / "code_queries.json"
 PROJECT = "quality"
 MODES: tuple[SearchMode, ...] = ("hybrid", "semantic", "lexical")
 SNIPPET_CUTS = (250, 500, 1000, 4000)
+FUSION_KS = (5, 10, 30, 60)
+FUSION_WEIGHTS = (1.0, 1.5, 2.0, 3.0)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,14 +76,14 @@ def _quality(ranks: list[int | None]) -> dict[str, float]:
 
 async def _modes(
     settings: Settings, labelled: list[dict[str, Any]]
-) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str]]]]]:
+) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str, str]]]]]:
     """The answer's rank per question in each mode, and each side's top 50 to try other fusions on."""
     from server.jobclient.arq_client import ArqJobClient
     from server.jobclient.base import run_job
 
     client = ArqJobClient(settings)
     ranks: dict[str, list[int | None]] = {mode: [] for mode in MODES}
-    lists: dict[str, list[list[tuple[str, str]]]] = {"semantic": [], "lexical": []}
+    lists: dict[str, list[list[tuple[str, str, str]]]] = {"semantic": [], "lexical": []}
     try:
         for item in labelled:
             for mode in MODES:
@@ -91,28 +93,29 @@ async def _modes(
                 hits = [hit.model_dump() for hit in found.results]
                 ranks[mode].append(_rank(hits[:10], item["answers"]))
                 if mode in lists:
-                    lists[mode].append([(hit["file_path"], hit["qualified_name"]) for hit in hits])
+                    lists[mode].append([(hit["id"], hit["file_path"], hit["qualified_name"]) for hit in hits])
     finally:
         await client.close()
     return ranks, lists
 
 
 def _fusions(
-    labelled: list[dict[str, Any]], lists: dict[str, list[list[tuple[str, str]]]]
+    labelled: list[dict[str, Any]], lists: dict[str, list[list[tuple[str, str, str]]]]
 ) -> dict[str, float]:
     """MRR@10 of other fusions of the same two lists: RRF constants and a weight on the BM25 side."""
     out: dict[str, float] = {}
-    for k in (10, 30, 60):
-        for weight in (1.0, 1.5, 2.0):
+    for k in FUSION_KS:
+        for weight in FUSION_WEIGHTS:
             found: list[int | None] = []
             for i, item in enumerate(labelled):
-                fused: dict[tuple[str, str], float] = {}
+                fused: dict[str, float] = {}
+                names: dict[str, dict[str, str]] = {}
                 for side, w in (("semantic", 1.0), ("lexical", weight)):
-                    for rank, key in enumerate(lists[side][i], start=1):
-                        fused[key] = fused.get(key, 0.0) + w / (k + rank)
-                top = sorted(fused, key=lambda key: fused[key], reverse=True)[:10]
-                hits = [{"file_path": f, "qualified_name": q} for f, q in top]
-                found.append(_rank(hits, item["answers"]))
+                    for rank, (pid, file_path, name) in enumerate(lists[side][i], start=1):
+                        fused[pid] = fused.get(pid, 0.0) + w / (k + rank)
+                        names[pid] = {"file_path": file_path, "qualified_name": name}
+                top = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:10]
+                found.append(_rank([names[pid] for pid in top], item["answers"]))
             out[f"rrf k={k} bm25 weight={weight}"] = _quality(found)["mrr_at_10"]
     return out
 
@@ -179,16 +182,20 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     namespace = f"bench-quality-{time.time_ns()}"
     async with serving(args.redis_url, tmp, namespace) as (client, _worker):
         stats, seconds = await _index(client, corpus, PROJECT)
-        progress(f"code_quality: indexed {stats['units_indexed']} units in {seconds:.0f}s")
+        projects = (await _call(client, "list_indexed_projects", {}))["projects"]
+        units = next(p["units"] for p in projects if p["project"] == PROJECT)
+        progress(f"code_quality: {units} units, {stats['units_indexed']} indexed in {seconds:.0f}s")
         settings = Settings(redis_url=args.redis_url, namespace=namespace, queue="arq")
-        ranks, lists = await _modes(settings, labelled)
+        # Each question made new to the embedding cache (a reused --workdir keeps earlier runs').
         latencies = []
         for item in labelled:
+            query = f"{item['query']} ({namespace})"
             started = time.perf_counter()
-            await _call(client, "search_code", {"query": item["query"], "project": PROJECT})
+            await _call(client, "search_code", {"query": query, "project": PROJECT})
             latencies.append(time.perf_counter() - started)
+        ranks, lists = await _modes(settings, labelled)
     cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets)
-    return _report(files, stats["units_indexed"], ranks, _fusions(labelled, lists), latencies, cuts)
+    return _report(files, units, ranks, _fusions(labelled, lists), latencies, cuts)
 
 
 def _report(

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import shutil
+import sqlite3
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
@@ -123,5 +125,9 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
         await wait_for(finished, timeout=240, what="the retried index", interval=0.25)
         projects = await _ok(client, "list_indexed_projects")
         assert projects["projects"] == [{"project": "big", "units": 2400}]  # complete, no duplicates
+        # The keyword index agrees with the vectors, row for row.
+        with closing(sqlite3.connect(Path(lms_env["LMS_DATA_DIR"]) / "metadata.sqlite3")) as db:
+            rows = db.execute("SELECT COUNT(*), COUNT(DISTINCT point_id) FROM code_lexical").fetchone()
+        assert rows == (2400, 2400)
         again = await _index_and_wait(client, big, "big")
         assert again["files_indexed"] == 0 and again["files_unchanged"] == 300

@@ -14,7 +14,7 @@ from pathlib import Path
 from shared.contracts.code import COLLECTION, DeleteProjectRequest, SearchCodeRequest
 from tests.unit.test_code_indexer import FILES, UNITS, ctx, index, make_tree, spy  # noqa: F401
 from worker.code import lexical
-from worker.code.search import RRF_K, search_units
+from worker.code.search import LEXICAL_WEIGHT, RRF_K, search_units
 from worker.context import JobContext
 from worker.jobs.code import delete_project_index
 from worker.metadata.store import MetadataStore
@@ -82,9 +82,10 @@ async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path
         mode: {hit.id: i for i, hit in enumerate(hits, start=1)}
         for mode, hits in (("semantic", semantic), ("lexical", words))
     }
+    weight = {"semantic": 1.0, "lexical": LEXICAL_WEIGHT}
     for hit in hybrid:
-        fused = sum(1 / (RRF_K + ranks[hit.id]) for ranks in rank.values() if hit.id in ranks)
-        assert abs(hit.score - fused / (2 / (RRF_K + 1))) < 1e-9
+        fused = sum(weight[mode] / (RRF_K + ranks[hit.id]) for mode, ranks in rank.items() if hit.id in ranks)
+        assert abs(hit.score - fused / ((1 + LEXICAL_WEIGHT) / (RRF_K + 1))) < 1e-9
         assert hit.similarity is not None  # cosine to the query, for keyword-only hits too
     assert [hit.score for hit in hybrid] == sorted((hit.score for hit in hybrid), reverse=True)
     # find_similar_code's mode reports the cosine similarity as its score.

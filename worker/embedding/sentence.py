@@ -28,7 +28,10 @@ log = get_logger(__name__)
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The names under which users know the bundled model.
 _BUNDLED_NAMES = frozenset({DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODEL}"})
-DEFAULT_BATCH_SIZE = 32
+# The model's own batch (the indexer hands it 128 texts at a time). Measured on 2 cores with code
+# units of up to 256 tokens: 16 embeds as fast as 32 and its activations peak ~200 MB lower, the
+# bulk of the worker's memory during a cold index.
+DEFAULT_BATCH_SIZE = 16
 
 
 class SentenceTransformerEmbedder:
