@@ -39,7 +39,8 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     store = await services.vectors()
     if not await store.collection_exists(COLLECTION):
         return []
-    candidates = max(CANDIDATES, request.limit)
+    # Fusion wants deeper lists than the answer; the dense search alone needs only the answer.
+    candidates = request.limit if request.mode == "semantic" else max(CANDIDATES, request.limit)
     # The BM25 query runs on the SQLite thread while the model embeds the query on its own.
     keywords = None
     if request.mode != "semantic":
