@@ -41,7 +41,9 @@ def git(root: Path, *args: str, who: str = "alice", days_ago: float = 0, stdin: 
     return done.stdout
 
 
-def commit(root: Path, message: str | bytes, *, who: str, days_ago: float, encoding: str | None = None) -> str:
+def commit(
+    root: Path, message: str | bytes, *, who: str, days_ago: float, encoding: str | None = None
+) -> str:
     raw = message.encode() if isinstance(message, str) else message
     args = ["-c", f"i18n.commitEncoding={encoding}"] if encoding else []
     git(root, "add", "-A", who=who, days_ago=days_ago)
@@ -135,6 +137,10 @@ def _new_path(raw: str) -> str:
     return raw.split(" => ")[-1]
 
 
+def _count(value: str) -> int:
+    return 0 if value == "-" else int(value)
+
+
 def cli_log(root: Path, *args: str) -> list[CliCommit]:
     """``git log --numstat`` without -z, parsed line by line."""
     out = git(root, "log", "--numstat", "--format=@@%H|%an|%ae|%at", *args).decode("utf-8", "replace")
@@ -146,6 +152,5 @@ def cli_log(root: Path, *args: str) -> list[CliCommit]:
         elif line.strip():
             added, deleted, path = line.split("\t", 2)
             path = path.strip('"')
-            count = (lambda v: 0 if v == "-" else int(v))
-            commits[-1].stats.append((_new_path(path), count(added), count(deleted)))
+            commits[-1].stats.append((_new_path(path), _count(added), _count(deleted)))
     return commits
