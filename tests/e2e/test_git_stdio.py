@@ -86,7 +86,9 @@ async def test_search_and_churn_while_index_commits_runs(
         search = await _ok(client, "search_commits", query="race condition in the cache", limit=50)
         # Churn reads history, not the index: it answers while the index job runs.
         churn = await _ok(client, "get_churn_hotspots", days=90, limit=5)
-        assert churn["count"] == 5 and churn["results"][0]["change_count"] > 0
+        if churn.get("status") == "running":  # a loaded machine can outlast the 0.3 s wait budget
+            churn = await _result(client, churn["job_id"])
+        assert len(churn["results"]) == 5 and churn["results"][0]["change_count"] > 0
         indexed = await _result(client, running["job_id"])
         assert indexed["reason"] == "cold" and indexed["commits_total"] == head_count
         # The search waited for the index (never stale) or found it finished: complete either way.
