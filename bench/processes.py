@@ -79,10 +79,14 @@ async def stop_worker(worker: WorkerProcess) -> int | None:
 
 @asynccontextmanager
 async def serving(
-    redis_url: str, tmp: Path, namespace: str | None = None
+    redis_url: str,
+    tmp: Path,
+    namespace: str | None = None,
+    extra_env: dict[str, str] | None = None,
 ) -> AsyncIterator[tuple[Client, WorkerProcess]]:
     """A real worker (arq mode, its own namespace and data folder under ``tmp``) and an MCP client
-    over stdio to ``learning-memory serve``; everything is stopped and its keys removed after."""
+    over stdio to ``learning-memory serve``; everything is stopped and its keys removed after.
+    ``extra_env`` adds settings (e.g. ``LMS_REPO_PATH``) for both."""
     namespace = namespace or f"bench-{secrets.token_hex(4)}"
     env = {k: v for k, v in os.environ.items() if not k.startswith("LMS_")}
     env.update(
@@ -94,6 +98,7 @@ async def serving(
         LMS_AUTOSTART_WORKER="false",
         LMS_LOG_LEVEL="WARNING",
     )
+    env.update(extra_env or {})
     worker = await start_worker(
         "ours", [sys.executable, "-m", "server.cli", "worker"], env, tmp / "worker.log"
     )

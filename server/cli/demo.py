@@ -93,10 +93,34 @@ async def _code(client: Client) -> bool:
     return bool(brief)
 
 
+async def _git(client: Client) -> bool:
+    # The server looks at LMS_REPO_PATH; the demo sets it to this repository.
+    query = "make the demo work when earlier runs stored the same words"
+    found = await _call(client, "search_commits", query=query, limit=3)
+    while found.get("status") == "running":  # a first, cold index of a long history
+        await asyncio.sleep(0.5)
+        status = await _call(client, "get_job_status", job_id=found["job_id"])
+        if status["state"] in ("complete", "failed"):
+            found = status.get("result") or status
+    if "error" in found:  # e.g. a copy of the sources without .git
+        _show("search_commits (no repository here)", found)
+        return False
+    brief = [f"{hit['sha'][:10]} {hit['message'].splitlines()[0]}" for hit in found.get("results", [])]
+    _show(f"search_commits({query!r})", brief)
+    hot = await _call(client, "get_churn_hotspots", days=90, limit=5)
+    churn = [
+        f"{row['file_path']}: {row['change_count']} commits, +{row['total_insertions']} "
+        f"-{row['total_deletions']}, {len(row['authors'])} author(s)"
+        for row in hot.get("results", [])
+    ]
+    _show("get_churn_hotspots(days=90, limit=5)", churn)
+    return bool(brief) and bool(churn)
+
+
 async def run_demo() -> int:
     # The demo's GHAP entries go to a journal of their own, not the project's.
     journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
-    async with stdio_session({"LMS_JOURNAL_DIR": journal}) as client:
+    async with stdio_session({"LMS_JOURNAL_DIR": journal, "LMS_REPO_PATH": str(REPO)}) as client:
         tools = await client.list_tools()
         _show("tools/list", [tool.name for tool in tools.tools])
 
@@ -118,6 +142,7 @@ async def run_demo() -> int:
         remembered = await _memories(client)
         learned = await _ghap(client)
         searched = await _code(client)
-        ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched
+        history = await _git(client)
+        ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched and history
     print("\ndemo finished:", "ok" if ok else "FAILED")
     return 0 if ok else 1

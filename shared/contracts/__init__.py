@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import code, diagnostics, experiences, memory
+from shared.contracts import code, diagnostics, experiences, git, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -21,5 +21,10 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     code.SEARCH_CODE,
     code.LIST_PROJECTS,
     code.DELETE_PROJECT,
+    git.INDEX_COMMITS,
+    git.SEARCH_COMMITS,
+    git.FILE_HISTORY,
+    git.CHURN_HOTSPOTS,
+    git.CODE_AUTHORS,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

@@ -59,6 +59,11 @@ MIGRATIONS: tuple[str, ...] = (
     END;
     UPDATE indexed_files SET content_hash = NULL;
     """,
+    # 3: the oldest commit date an index covers (NULL: the whole history), so a later
+    # index_commits with an earlier `since` (or none) knows to add the older commits.
+    """
+    ALTER TABLE commit_watermarks ADD COLUMN since_ts REAL;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
