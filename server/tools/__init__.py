@@ -6,6 +6,7 @@ from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
 from server.tools import code, ghap, memory, search, system
+from server.tools import learning
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
@@ -14,3 +15,4 @@ def register_all(server: MCPServer[AppContext]) -> None:
     ghap.register(server)
     search.register(server)
     code.register(server)
+    learning.register(server)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from shared.contracts import code, diagnostics, experiences, memory
+from shared.contracts import learning
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -21,5 +22,10 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     code.SEARCH_CODE,
     code.LIST_PROJECTS,
     code.DELETE_PROJECT,
+    learning.GET_CLUSTERS,
+    learning.GET_CLUSTER_MEMBERS,
+    learning.VALIDATE_VALUE,
+    learning.STORE_VALUE,
+    learning.LIST_VALUES,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

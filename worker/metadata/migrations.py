@@ -33,6 +33,14 @@ MIGRATIONS: tuple[str, ...] = (
         indexed_at REAL
     );
     """,
+    # 2: a version per experience axis, bumped whenever an experience on it is stored or
+    # replaced, so a clustering cached for the axis knows when it is out of date.
+    """
+    CREATE TABLE axis_versions (
+        axis TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
