@@ -5,8 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import code, ghap, memory, search, system
-from server.tools import learning
+from server.tools import code, ghap, learning, memory, search, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:

@@ -39,7 +39,9 @@ from shared.contracts.learning import (
 from shared.errors import ValidationError
 
 MAX_LIMIT = 100
-CLUSTER_ID_HELP = "cluster_{axis}_{label} as get_clusters gives it, e.g. cluster_root_cause_2 ({axis}_{label} works too)"
+CLUSTER_ID_HELP = (
+    "cluster_{axis}_{label} as get_clusters gives it, e.g. cluster_root_cause_2 ({axis}_{label} works too)"
+)
 
 
 def _value_text(text: str) -> str:
@@ -58,16 +60,19 @@ def _limit(limit: int) -> int:
 
 
 def _value(record: ValueRecord) -> dict[str, Any]:
-    return record.model_dump(mode="json", exclude={"member_ghap_ids", "centroid_distance", "threshold_distance"})
+    return record.model_dump(
+        mode="json", exclude={"member_ghap_ids", "centroid_distance", "threshold_distance"}
+    )
 
 
 def register(server: MCPServer[AppContext]) -> None:
     @server.tool(
         name="get_clusters",
         description=(
-            "Cluster the resolved experiences on one axis (full, strategy, surprise, root_cause) and list the "
-            f"clusters, largest first, with their average confidence weight. Needs at least {MIN_EXPERIENCES} "
-            "experiences on the axis. The clustering is kept until an experience on the axis is added."
+            "Cluster the resolved experiences on one axis (full, strategy, surprise, root_cause) and list "
+            "the clusters, largest first, with their average confidence weight. Needs at least "
+            f"{MIN_EXPERIENCES} experiences on the axis. The clustering is kept until an experience on the "
+            "axis is added."
         ),
     )
     @guarded
@@ -112,7 +117,9 @@ def register(server: MCPServer[AppContext]) -> None:
     ) -> dict[str, Any]:
         checked = _value_text(text)
         axis, label = parse_cluster_id(cluster_id)
-        found = await await_job(ctx, VALIDATE_VALUE, ValidateValueRequest(text=checked, axis=axis, label=label))
+        found = await await_job(
+            ctx, VALIDATE_VALUE, ValidateValueRequest(text=checked, axis=axis, label=label)
+        )
         return found.model_dump(mode="json")
 
     @server.tool(
@@ -132,7 +139,9 @@ def register(server: MCPServer[AppContext]) -> None:
         checked = _value_text(text)
         cluster_axis, label = parse_cluster_id(cluster_id)
         if cluster_axis != axis:
-            raise ValidationError(f"cluster_id {cluster_id!r} is a cluster of axis {cluster_axis}, not {axis}")
+            raise ValidationError(
+                f"cluster_id {cluster_id!r} is a cluster of axis {cluster_axis}, not {axis}"
+            )
         request = StoreValueRequest(
             id=str(uuid.uuid4()), text=checked, axis=axis, label=label, created_at=datetime.now(UTC)
         )
@@ -140,7 +149,9 @@ def register(server: MCPServer[AppContext]) -> None:
 
     @server.tool(
         name="list_values",
-        description="Stored values, those of the largest clusters first, then the newest; optionally of one axis.",
+        description=(
+            "Stored values, those of the largest clusters first, then the newest; optionally of one axis."
+        ),
     )
     @guarded
     async def list_values(

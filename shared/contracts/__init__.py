@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import code, diagnostics, experiences, memory
-from shared.contracts import learning
+from shared.contracts import code, diagnostics, experiences, learning, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (

@@ -136,7 +136,11 @@ GET_CLUSTERS: JobSpec[GetClustersRequest, GetClustersResponse] = JobSpec(
     "get_clusters", GetClustersRequest, GetClustersResponse, Queue.INTERACTIVE, timeout_s=300
 )
 GET_CLUSTER_MEMBERS: JobSpec[GetClusterMembersRequest, GetClusterMembersResponse] = JobSpec(
-    "get_cluster_members", GetClusterMembersRequest, GetClusterMembersResponse, Queue.INTERACTIVE, timeout_s=300
+    "get_cluster_members",
+    GetClusterMembersRequest,
+    GetClusterMembersResponse,
+    Queue.INTERACTIVE,
+    timeout_s=300,
 )
 VALIDATE_VALUE: JobSpec[ValidateValueRequest, ValueValidation] = JobSpec(
     "validate_value", ValidateValueRequest, ValueValidation, Queue.INTERACTIVE, timeout_s=300

@@ -10,7 +10,9 @@ from sklearn.metrics import adjusted_rand_score
 from worker.learning.clusterer import cluster_labels, judge, normalise, reduce, summarise
 
 
-def blobs(sizes: list[int], dimension: int = 384, spread: float = 0.35, seed: int = 3) -> tuple[np.ndarray, list[int]]:
+def blobs(
+    sizes: list[int], dimension: int = 384, spread: float = 0.35, seed: int = 3
+) -> tuple[np.ndarray, list[int]]:
     """Groups of points around random directions: a labelled set with known groups."""
     rng = np.random.default_rng(seed)
     points, truth = [], []

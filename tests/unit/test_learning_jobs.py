@@ -127,7 +127,9 @@ async def test_clustering_is_cached_until_the_axis_changes(stored: JobContext) -
     assert fresh.clustering_id != first.clustering_id and fresh.experience_count == 81
     # The strategy axis changed too (every experience has a strategy); re-persisting the same
     # experience replaces it, and that counts as a change as well.
-    assert (await get_clusters(stored, GetClustersRequest(axis="strategy"))).clustering_id != surprise.clustering_id
+    assert (
+        await get_clusters(stored, GetClustersRequest(axis="strategy"))
+    ).clustering_id != surprise.clustering_id
     await persist_samples(stored, 1, start=len(SAMPLES))
     assert (await get_clusters(stored, GetClustersRequest(axis="full"))).clustering_id != fresh.clustering_id
     assert cache.computed == 5
@@ -144,7 +146,9 @@ async def test_an_axis_the_new_experience_is_not_on_keeps_its_clustering(stored:
 
 async def test_members_are_closest_first_with_their_story(stored: JobContext) -> None:
     response = await get_cluster_members(stored, GetClusterMembersRequest(axis="full", label=0, limit=100))
-    assert response.cluster_id == "cluster_full_0" and response.count == response.size == len(response.members)
+    assert response.cluster_id == "cluster_full_0" and response.count == response.size == len(
+        response.members
+    )
     scores = [member.score for member in response.members]
     assert scores == sorted(scores, reverse=True)
     member = response.members[0]
@@ -170,7 +174,9 @@ async def _typical_text(ctx: JobContext, label: int = 0) -> str:
 
 
 async def test_validate_value_carries_its_metrics(stored: JobContext) -> None:
-    good = await validate_value(stored, ValidateValueRequest(text=await _typical_text(stored), axis="full", label=0))
+    good = await validate_value(
+        stored, ValidateValueRequest(text=await _typical_text(stored), axis="full", label=0)
+    )
     assert good.valid and good.reason is None and good.similarity is not None
     assert 0 <= good.centroid_distance <= good.threshold_distance
     assert good.cluster_id == "cluster_full_0" and good.cluster_size > 0
@@ -179,11 +185,15 @@ async def test_validate_value_carries_its_metrics(stored: JobContext) -> None:
     )
     assert not bad.valid and bad.similarity is None
     assert bad.centroid_distance > bad.threshold_distance
-    assert bad.reason is not None and "threshold" in bad.reason and f"{bad.centroid_distance:.4f}" in bad.reason
+    assert (
+        bad.reason is not None and "threshold" in bad.reason and f"{bad.centroid_distance:.4f}" in bad.reason
+    )
 
 
 async def test_invalid_value_is_refused_and_not_stored(stored: JobContext) -> None:
-    with pytest.raises(ValidationError, match=r"Value not stored: .* distance \d\.\d+ is above the threshold"):
+    with pytest.raises(
+        ValidationError, match=r"Value not stored: .* distance \d\.\d+ is above the threshold"
+    ):
         await store_value(stored, store_request("Bake sourdough bread at 250 degrees"))
     store = await stored.services.vectors()
     assert not await store.collection_exists(VALUES_COLLECTION)
@@ -233,7 +243,11 @@ async def test_list_values_with_no_collection_is_empty(ctx: JobContext) -> None:
 async def test_members_through_the_registry_and_bad_requests(stored: JobContext) -> None:
     envelope = await execute(GET_CLUSTER_MEMBERS, {"axis": "full", "label": 0, "limit": 2}, stored)
     assert envelope["ok"]["count"] == 2
-    for bad in ({"axis": "colour", "label": 0}, {"axis": "full", "label": -1}, {"axis": "full", "label": 0, "limit": 0}):
+    for bad in (
+        {"axis": "colour", "label": 0},
+        {"axis": "full", "label": -1},
+        {"axis": "full", "label": 0, "limit": 0},
+    ):
         assert (await execute(GET_CLUSTER_MEMBERS, bad, stored))["error"]["type"] == "validation_error"
     too_long = {"text": "x" * 501, "axis": "full", "label": 0}
     assert (await execute(VALIDATE_VALUE, too_long, stored))["error"]["type"] == "validation_error"
@@ -243,5 +257,5 @@ async def test_demo_set_has_enough_experiences_for_every_axis(ctx: JobContext) -
     for number, sample in enumerate(demo_entries()):
         await persist_experience(ctx, PersistExperienceRequest(entry=ghap_entry(sample, number)))
     store = await ctx.services.vectors()
-    assert await store.count(collection_for("full")) == 48
+    assert await store.count(collection_for("full")) == 64
     assert (await get_clusters(ctx, GetClustersRequest(axis="full"))).count >= 2

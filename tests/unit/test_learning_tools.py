@@ -67,7 +67,9 @@ def test_retro_workflow(mcp: ThreadedClient) -> None:
             f"Outcome: {member['outcome_status']}, {member['outcome_result']}",
         ]
     )[:500]
-    refused = error(mcp, "store_value", text="Bake bread at 250 degrees", cluster_id="cluster_full_0", axis="full")
+    refused = error(
+        mcp, "store_value", text="Bake bread at 250 degrees", cluster_id="cluster_full_0", axis="full"
+    )
     assert refused["type"] == "validation_error" and "threshold" in refused["message"]
     assert ok(mcp, "list_values")["count"] == 0
 
@@ -77,7 +79,14 @@ def test_retro_workflow(mcp: ThreadedClient) -> None:
     stored = ok(mcp, "store_value", text=typical, cluster_id="cluster_full_0", axis="full")
     assert stored["cluster_id"] == "cluster_full_0" and stored["clustering_id"] == clusters["clustering_id"]
     assert set(stored) == {
-        "id", "text", "axis", "cluster_id", "cluster_size", "similarity_to_centroid", "created_at", "clustering_id"
+        "id",
+        "text",
+        "axis",
+        "cluster_id",
+        "cluster_size",
+        "similarity_to_centroid",
+        "created_at",
+        "clustering_id",
     }
     listed = ok(mcp, "list_values", axis="full")
     assert [value["id"] for value in listed["results"]] == [stored["id"]]
@@ -89,7 +98,17 @@ def test_retro_workflow(mcp: ThreadedClient) -> None:
 
 
 @pytest.mark.parametrize(
-    "bad", ["", "cluster_", "cluster_full", "cluster_colour_1", "full-1", "cluster_full_-1", "cluster_full_x", "c_full_1"]
+    "bad",
+    [
+        "",
+        "cluster_",
+        "cluster_full",
+        "cluster_colour_1",
+        "full-1",
+        "cluster_full_-1",
+        "cluster_full_x",
+        "c_full_1",
+    ],
 )
 def test_malformed_cluster_id_lists_the_valid_forms(mcp: ThreadedClient, bad: str) -> None:
     for tool, extra in (
@@ -122,7 +141,10 @@ def test_value_text_and_limits_are_checked(mcp: ThreadedClient) -> None:
     mismatch = error(mcp, "store_value", text="v", cluster_id="cluster_root_cause_1", axis="full")
     assert mismatch["type"] == "validation_error" and "axis root_cause, not full" in mismatch["message"]
     for limit in (0, 101):
-        assert "between 1 and 100" in error(mcp, "get_cluster_members", cluster_id="full_0", limit=limit)["message"]
+        assert (
+            "between 1 and 100"
+            in error(mcp, "get_cluster_members", cluster_id="full_0", limit=limit)["message"]
+        )
         assert "between 1 and 100" in error(mcp, "list_values", limit=limit)["message"]
 
 

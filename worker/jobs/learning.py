@@ -49,7 +49,11 @@ from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndex
 
 log = get_logger(__name__)
 
-VALUE_INDEXES: dict[str, PayloadIndexType] = {"axis": "keyword", "cluster_size": "integer", "created_ts": "float"}
+VALUE_INDEXES: dict[str, PayloadIndexType] = {
+    "axis": "keyword",
+    "cluster_size": "integer",
+    "created_ts": "float",
+}
 # Keyed by services (one worker process, or one inline server), so each test gets a fresh cache.
 _CACHES: weakref.WeakKeyDictionary[WorkerServices, ClusteringCache] = weakref.WeakKeyDictionary()
 
@@ -86,7 +90,7 @@ async def _compute(ctx: JobContext, axis: str, key: str) -> Clustering:
     total = await store.count(collection)
     records = await store.scroll(collection, limit=total + 100, with_vectors=True)
     records = [record for record in records if record.vector is not None]
-    vectors = normalise([record.vector for record in records])
+    vectors = normalise([record.vector or [] for record in records])
     weights = [_weight(record.payload) for record in records]
     settings = ctx.services.settings
     dimensions = settings.cluster_dimensions
@@ -243,12 +247,16 @@ async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecor
     )
     embedder = await ctx.services.embedder()
     vector = (await embedder.embed([request.text]))[0]  # from the embedding cache by now
-    store = await ctx.services.collection(CollectionSpec(VALUES_COLLECTION, embedder.dimension, VALUE_INDEXES))
+    store = await ctx.services.collection(
+        CollectionSpec(VALUES_COLLECTION, embedder.dimension, VALUE_INDEXES)
+    )
     payload = record.model_dump(mode="json", exclude={"id"})
     payload["created_ts"] = request.created_at.timestamp()
     # The id came with the request: a retried job replaces the point it already wrote.
     await store.upsert(VALUES_COLLECTION, [PointData(request.id, vector, payload)])
-    log.info("learning.value_stored", id=request.id, cluster_id=record.cluster_id, clustering=found.clustering_id)
+    log.info(
+        "learning.value_stored", id=request.id, cluster_id=record.cluster_id, clustering=found.clustering_id
+    )
     return record
 
 
@@ -263,7 +271,8 @@ async def list_values(ctx: JobContext, request: ListValuesRequest) -> ListValues
     records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
     fields = ValueRecord.model_fields
     values = [
-        ValueRecord(**{key: value for key, value in r.payload.items() if key in fields}, id=r.id) for r in records
+        ValueRecord(**{key: value for key, value in r.payload.items() if key in fields}, id=r.id)
+        for r in records
     ]
     values.sort(key=lambda v: (-v.cluster_size, -v.created_at.timestamp(), v.id))
     chosen = values[: request.limit]

@@ -26,7 +26,8 @@ def normalise(vectors: npt.ArrayLike) -> Matrix:
     array = np.asarray(vectors, dtype=np.float64)
     norms = np.linalg.norm(array, axis=-1, keepdims=True)
     # A zero vector stays zero rather than becoming NaN.
-    return np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    unit: Matrix = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    return unit
 
 
 def reduce(vectors: Matrix, dimensions: int) -> Matrix:
