@@ -56,7 +56,7 @@ class Settings(BaseSettings):
     min_cluster_size: int = Field(default=5, ge=2, le=10_000)
     min_samples: int = Field(default=3, ge=1, le=10_000)
     value_threshold_k: float = Field(default=1.0, ge=0.0, le=10.0)
-    cluster_dimensions: int = Field(default=32, ge=0, le=4096)
+    cluster_dimensions: int = Field(default=16, ge=0, le=4096)
 
     @field_validator("redis_url")
     @classmethod

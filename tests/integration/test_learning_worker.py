@@ -38,7 +38,9 @@ async def persist(jobs: ArqJobClient, numbers: range) -> None:
         await run_job(jobs, PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry), timeout_s=120)
 
 
-async def test_clusters_from_a_real_worker(live_worker: subprocess.Popen[bytes], arq_jobs: ArqJobClient) -> None:
+async def test_clusters_from_a_real_worker(
+    live_worker: subprocess.Popen[bytes], arq_jobs: ArqJobClient
+) -> None:
     await persist(arq_jobs, range(len(SAMPLES)))
     found = await run_job(arq_jobs, GET_CLUSTERS, GetClustersRequest(axis="full"), timeout_s=120)
     assert found.experience_count == len(SAMPLES) and found.count >= 6
