@@ -22,9 +22,9 @@ from tests.helpers import stop_process
 pytestmark = pytest.mark.slow
 
 
-def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+def _cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server.cli", *args], env=env, capture_output=True, text=True, timeout=120
+        [sys.executable, "-m", "server.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -56,7 +56,8 @@ def test_status_reports_redis_queues_and_workers(lms_env: dict[str, str]) -> Non
 
 
 def test_demo_session(lms_env: dict[str, str]) -> None:
-    done = _cli({**lms_env, "LMS_QUEUE": "inline"}, "demo")
+    # The learning step loads the model again in a session of its own.
+    done = _cli({**lms_env, "LMS_QUEUE": "inline"}, "demo", timeout=300)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "demo finished: ok" in done.stdout
 
