@@ -95,29 +95,52 @@ async def _code(client: Client) -> bool:
     return bool(brief)
 
 
+def _story(member: dict[str, Any]) -> str:
+    parts = ("goal", "hypothesis", "action", "prediction")
+    return "\n".join(f"{part.capitalize()}: {member[part]}" for part in parts)[:500]
+
+
+async def _model_ready(client: Client) -> None:
+    """Wait (bounded) until a job that embeds answers: the first one loads the model, which a
+    busy machine can take longer over than a tool waits."""
+    for _ in range(60):
+        answer = await _call(client, "retrieve_memories", query="warm-up", limit=1)
+        if isinstance(answer, dict) and answer.get("status") != "running" and "error" not in answer:
+            return
+        await asyncio.sleep(1)
+
+
 async def _learning(client: Client) -> bool:
     """A retrospective over the bundled sample experiences: cluster, read, validate, store."""
+    await _model_ready(client)
     for sample in demo_entries():
         await _call(client, "start_ghap", **sample.start)
         await _call(client, "resolve_ghap", **sample.resolve)
     clusters = await _call(client, "get_clusters", axis="full")
     _show(f"get_clusters('full') over {len(demo_entries())} sample experiences", clusters)
-    members = await _call(client, "get_cluster_members", cluster_id="cluster_full_0", limit=3)
-    _show("get_cluster_members('cluster_full_0', limit=3): goals", [m["goal"] for m in members["members"]])
+    members = await _call(client, "get_cluster_members", cluster_id="cluster_full_0", limit=5)
+    _show("get_cluster_members('cluster_full_0', limit=5): goals", [m["goal"] for m in members["members"]])
     unrelated = "Water the office plants twice a week."
     refused = await client.call_tool(
         "store_value", {"text": unrelated, "cluster_id": "cluster_full_0", "axis": "full"}
     )
     _show(f"store_value({unrelated!r}) is refused, with the metrics", result_payload(refused))
-    # In the cluster's own words: its most typical experience, as it was told.
-    typical = members["members"][0]
-    value = (
-        f"Goal: {typical['goal']}\nHypothesis: {typical['hypothesis']}\nAction: {typical['action']}\n"
-        f"Prediction: {typical['prediction']}"
-    )[:500]
-    checked = await _call(client, "validate_value", text=value, cluster_id="cluster_full_0")
-    _show("validate_value(the typical story of cluster_full_0)", checked)
-    stored = await _call(client, "store_value", text=value, cluster_id="cluster_full_0", axis="full")
+    # In a cluster's own words: its most typical stories, checked first; the first that fits is stored
+    # (the threshold is strict: a story at a cluster's edge may not fit).
+    checked: dict[str, Any] = {}
+    value, target = "", "cluster_full_0"
+    for cluster in clusters.get("clusters", []):
+        target = cluster["cluster_id"]
+        found = await _call(client, "get_cluster_members", cluster_id=target, limit=3)
+        for member in found["members"]:
+            value = _story(member)
+            checked = await _call(client, "validate_value", text=value, cluster_id=target)
+            if checked.get("valid"):
+                break
+        if checked.get("valid"):
+            break
+    _show(f"validate_value(a typical story of {target})", checked)
+    stored = await _call(client, "store_value", text=value, cluster_id=target, axis="full")
     _show(
         "store_value", {key: stored.get(key) for key in ("id", "cluster_id", "cluster_size", "clustering_id")}
     )
@@ -126,7 +149,7 @@ async def _learning(client: Client) -> bool:
         clusters.get("count", 0) >= 2
         and refused.is_error
         and bool(checked.get("valid"))
-        and listed["count"] == 1
+        and listed.get("count") == 1
     )
 
 
