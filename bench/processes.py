@@ -11,7 +11,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from mcp import Client
@@ -33,6 +33,7 @@ class WorkerProcess:
     label: str
     proc: asyncio.subprocess.Process
     log_path: Path
+    env: dict[str, str] = field(default_factory=dict)  # its LMS_* settings, for a job client of one's own
 
     @property
     def pid(self) -> int:
@@ -59,7 +60,7 @@ async def start_worker(label: str, argv: list[str], env: dict[str, str], log_pat
             stdout=log,
             stderr=subprocess.STDOUT,
         )
-    return WorkerProcess(label, proc, log_path)
+    return WorkerProcess(label, proc, log_path, env)
 
 
 async def stop_worker(worker: WorkerProcess) -> int | None:

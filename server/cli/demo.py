@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ from typing import Any
 from mcp import Client
 
 from server.cli.client import result_payload, stdio_session
+from server.cli.samples import demo_entries
 
 # This repository: `make run` indexes it and searches it.
 REPO = Path(__file__).resolve().parents[2]
@@ -117,6 +119,64 @@ async def _git(client: Client) -> bool:
     return bool(brief) and bool(churn)
 
 
+def _story(member: dict[str, Any]) -> str:
+    parts = ("goal", "hypothesis", "action", "prediction")
+    return "\n".join(f"{part.capitalize()}: {member[part]}" for part in parts)[:500]
+
+
+async def _model_ready(client: Client) -> None:
+    """Wait (bounded) until a job that embeds answers: the first one loads the model, which a
+    busy machine can take longer over than a tool waits."""
+    for _ in range(60):
+        answer = await _call(client, "retrieve_memories", query="warm-up", limit=1)
+        if isinstance(answer, dict) and answer.get("status") != "running" and "error" not in answer:
+            return
+        await asyncio.sleep(1)
+
+
+async def _learning(client: Client) -> bool:
+    """A retrospective over the bundled sample experiences: cluster, read, validate, store."""
+    await _model_ready(client)
+    for sample in demo_entries():
+        await _call(client, "start_ghap", **sample.start)
+        await _call(client, "resolve_ghap", **sample.resolve)
+    clusters = await _call(client, "get_clusters", axis="full")
+    _show(f"get_clusters('full') over {len(demo_entries())} sample experiences", clusters)
+    members = await _call(client, "get_cluster_members", cluster_id="cluster_full_0", limit=5)
+    _show("get_cluster_members('cluster_full_0', limit=5): goals", [m["goal"] for m in members["members"]])
+    unrelated = "Water the office plants twice a week."
+    refused = await client.call_tool(
+        "store_value", {"text": unrelated, "cluster_id": "cluster_full_0", "axis": "full"}
+    )
+    _show(f"store_value({unrelated!r}) is refused, with the metrics", result_payload(refused))
+    # In a cluster's own words: its most typical stories, checked first; the first that fits is stored
+    # (the threshold is strict: a story at a cluster's edge may not fit).
+    checked: dict[str, Any] = {}
+    value, target = "", "cluster_full_0"
+    for cluster in clusters.get("clusters", []):
+        target = cluster["cluster_id"]
+        found = await _call(client, "get_cluster_members", cluster_id=target, limit=3)
+        for member in found["members"]:
+            value = _story(member)
+            checked = await _call(client, "validate_value", text=value, cluster_id=target)
+            if checked.get("valid"):
+                break
+        if checked.get("valid"):
+            break
+    _show(f"validate_value(a typical story of {target})", checked)
+    stored = await _call(client, "store_value", text=value, cluster_id=target, axis="full")
+    _show(
+        "store_value", {key: stored.get(key) for key in ("id", "cluster_id", "cluster_size", "clustering_id")}
+    )
+    listed = await _call(client, "list_values", axis="full")
+    return (
+        clusters.get("count", 0) >= 2
+        and refused.is_error
+        and bool(checked.get("valid"))
+        and listed.get("count") == 1
+    )
+
+
 async def run_demo() -> int:
     # The demo's GHAP entries go to a journal of their own, not the project's.
     journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
@@ -144,5 +204,19 @@ async def run_demo() -> int:
         searched = await _code(client)
         history = await _git(client)
         ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched and history
+    # The learning step gets a session of its own, in a throwaway data folder (jobs run in that
+    # server process): its 64 sample experiences must not join the user's real ones.
+    sandbox = tempfile.mkdtemp(prefix="lms-demo-learning-")
+    sandbox_env = {
+        "LMS_QUEUE": "inline",
+        "LMS_DATA_DIR": str(Path(sandbox) / "data"),
+        "LMS_JOURNAL_DIR": str(Path(sandbox) / "journal"),
+    }
+    try:
+        async with stdio_session(sandbox_env) as client:
+            retro = await _learning(client)
+    finally:
+        shutil.rmtree(sandbox, ignore_errors=True)
+    ok = ok and retro
     print("\ndemo finished:", "ok" if ok else "FAILED")
     return 0 if ok else 1

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import code, diagnostics, experiences, git, memory
+from shared.contracts import code, diagnostics, experiences, git, learning, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -26,5 +26,10 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     git.FILE_HISTORY,
     git.CHURN_HOTSPOTS,
     git.CODE_AUTHORS,
+    learning.GET_CLUSTERS,
+    learning.GET_CLUSTER_MEMBERS,
+    learning.VALIDATE_VALUE,
+    learning.STORE_VALUE,
+    learning.LIST_VALUES,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

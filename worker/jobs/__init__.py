@@ -1,5 +1,5 @@
 """Job implementations; importing this package registers them all."""
 
-from worker.jobs import code, diagnostics, experiences, git, memory
+from worker.jobs import code, diagnostics, experiences, git, learning, memory
 
-__all__ = ["code", "diagnostics", "experiences", "git", "memory"]
+__all__ = ["code", "diagnostics", "experiences", "git", "learning", "memory"]

@@ -28,6 +28,7 @@ from shared.contracts.experiences import (
 from shared.errors import ValidationError
 from shared.log import get_logger
 from worker.context import JobContext
+from worker.learning.cache import bump_versions
 from worker.registry import job
 from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, PayloadIndexType, PointData
 
@@ -168,10 +169,16 @@ async def persist_experience(ctx: JobContext, request: PersistExperienceRequest)
         )
     # A re-persisted entry that lost its surprise or root cause must not keep the old point there.
     store = await ctx.services.vectors()
+    changed: list[str] = list(texts)
     for axis in ("surprise", "root_cause"):
         if axis not in texts and await store.collection_exists(collection_for(axis)):
-            await store.delete(collection_for(axis), [point_id(entry.id, axis)])
+            old = point_id(entry.id, axis)
+            if await store.get(collection_for(axis), [old]):
+                await store.delete(collection_for(axis), [old])
+                changed.append(axis)
     axes = list(texts)
+    # After the writes: a clustering cached for these axes is out of date from here on.
+    await bump_versions(await ctx.services.metadata(), changed)
     log.info("experience.persisted", ghap_id=entry.id, axes=axes, tier=resolution.confidence_tier)
     return PersistExperienceResponse(ghap_id=entry.id, axes=axes)
 

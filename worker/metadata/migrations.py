@@ -64,6 +64,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     ALTER TABLE commit_watermarks ADD COLUMN since_ts REAL;
     """,
+    # 4: a version per experience axis, bumped whenever an experience on it is stored or
+    # replaced, so a clustering cached for the axis knows when it is out of date.
+    """
+    CREATE TABLE axis_versions (
+        axis TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

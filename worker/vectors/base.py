@@ -125,9 +125,11 @@ class VectorStore(Protocol):
         filter: Filter | None = None,
         order_by: str | None = None,
         descending: bool = True,
+        with_vectors: bool = False,
     ) -> list[Record]:
         """A page of matching points: ``offset`` skips that many, ordered by the numeric payload
-        field ``order_by`` (which must be indexed) when given, else by id."""
+        field ``order_by`` (which must be indexed) when given, else by id; with their vectors
+        when ``with_vectors``."""
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         """Exact number of matching points."""

@@ -99,9 +99,16 @@ class _Collection:
     def call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
         return _engine(f"{what} in collection '{self.name}'", fn, *args)
 
-    def query(self, what: str, limit: int, offset: int, q: Any, flt: Filter | None) -> list[qe.ScoredPoint]:
+    def query(
+        self, what: str, limit: int, offset: int, q: Any, flt: Filter | None, with_vectors: bool = False
+    ) -> list[qe.ScoredPoint]:
         request = qe.QueryRequest(
-            limit=max(limit, 0), offset=max(offset, 0), query=q, filter=edge_filter(flt), with_payload=True
+            limit=max(limit, 0),
+            offset=max(offset, 0),
+            query=q,
+            filter=edge_filter(flt),
+            with_payload=True,
+            with_vector=with_vectors,
         )
         return self.call(what, self.shard.query, request)
 
@@ -207,15 +214,16 @@ class EdgeVectorStore:
         filter: Filter | None = None,
         order_by: str | None = None,
         descending: bool = True,
+        with_vectors: bool = False,
     ) -> list[Record]:
         coll = await self._collection(collection)
         if order_by is None:  # a query-less request pages by id
-            found = coll.query("scroll", limit, offset, None, filter)
+            found = coll.query("scroll", limit, offset, None, filter, with_vectors)
         else:
             order = qe.OrderBy(order_by, qe.Direction.Desc if descending else qe.Direction.Asc)
             what = f"scroll ordered by '{order_by}' (it needs an integer or float index)"
-            found = coll.query(what, limit, offset, order, filter)
-        return [to_record(p, False) for p in found]
+            found = coll.query(what, limit, offset, order, filter, with_vectors)
+        return [to_record(p, with_vectors) for p in found]
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         coll = await self._collection(collection)

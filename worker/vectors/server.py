@@ -165,6 +165,7 @@ class QdrantServerStore:
         filter: Filter | None = None,
         order_by: str | None = None,
         descending: bool = True,
+        with_vectors: bool = False,
     ) -> list[Record]:
         if limit <= 0:
             return []
@@ -176,8 +177,8 @@ class QdrantServerStore:
                 raise StorageError(f"Qdrant failed to {what}: no range index for order_by key '{order_by}'")
             direction = models.Direction.DESC if descending else models.Direction.ASC
             query = models.OrderByQuery(order_by=models.OrderBy(key=order_by, direction=direction))
-        found = await self._query(what, collection, query, limit, offset, filter)
-        return [_record(p, False) for p in found]
+        found = await self._query(what, collection, query, limit, offset, filter, with_vectors)
+        return [_record(p, with_vectors) for p in found]
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         result = await self._run(
@@ -190,7 +191,14 @@ class QdrantServerStore:
         await self._client.close()
 
     async def _query(
-        self, what: str, collection: str, query: Any, limit: int, offset: int, flt: Filter | None
+        self,
+        what: str,
+        collection: str,
+        query: Any,
+        limit: int,
+        offset: int,
+        flt: Filter | None,
+        with_vectors: bool = False,
     ) -> list[models.ScoredPoint]:
         response = await self._run(
             what,
@@ -201,6 +209,7 @@ class QdrantServerStore:
                 limit=limit,
                 offset=max(offset, 0),
                 with_payload=True,
+                with_vectors=with_vectors,
             ),
         )
         return response.points

@@ -1,0 +1,279 @@
+"""Learning jobs: clusters of an axis, a cluster's members, and values validated against a cluster.
+
+Every job works on the axis's current clustering (computed on first need, then cached until the
+axis's experiences change, see ``worker.learning.cache``). A value is validated and stored in
+one job, so an invalid value can never be stored, and it keeps the clustering it was validated
+against.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import weakref
+from datetime import UTC, datetime
+from typing import Any
+
+import numpy as np
+
+from shared.contracts.experiences import TIER_WEIGHTS, collection_for
+from shared.contracts.learning import (
+    GET_CLUSTER_MEMBERS,
+    GET_CLUSTERS,
+    LIST_VALUES,
+    MIN_EXPERIENCES,
+    STORE_VALUE,
+    VALIDATE_VALUE,
+    VALUES_COLLECTION,
+    ClusterInfo,
+    ClusterMember,
+    GetClusterMembersRequest,
+    GetClusterMembersResponse,
+    GetClustersRequest,
+    GetClustersResponse,
+    ListValuesRequest,
+    ListValuesResponse,
+    StoreValueRequest,
+    ValidateValueRequest,
+    ValueRecord,
+    ValueValidation,
+    cluster_id,
+)
+from shared.errors import InsufficientDataError, NotFoundError, ValidationError
+from shared.log import get_logger
+from worker.context import JobContext, WorkerServices
+from worker.learning.cache import Clustering, ClusteringCache, axis_version, fingerprint
+from worker.learning.clusterer import Cluster, Verdict, cluster_labels, judge, normalise, summarise
+from worker.registry import job
+from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndexType, PointData
+
+log = get_logger(__name__)
+
+VALUE_INDEXES: dict[str, PayloadIndexType] = {
+    "axis": "keyword",
+    "cluster_size": "integer",
+    "created_ts": "float",
+}
+# Keyed by services (one worker process, or one inline server), so each test gets a fresh cache.
+_CACHES: weakref.WeakKeyDictionary[WorkerServices, ClusteringCache] = weakref.WeakKeyDictionary()
+
+
+def clustering_cache(services: WorkerServices) -> ClusteringCache:
+    return _CACHES.setdefault(services, ClusteringCache())
+
+
+async def clustering(ctx: JobContext, axis: str) -> Clustering:
+    """The axis's current clustering; NotFoundError with no experiences, InsufficientDataError
+    with fewer than MIN_EXPERIENCES."""
+    collection = collection_for(axis)
+    store = await ctx.services.vectors()
+    count = await store.count(collection) if await store.collection_exists(collection) else 0
+    if count == 0:
+        raise NotFoundError(f"No experiences on axis {axis} yet: resolve GHAP entries (resolve_ghap) first")
+    if count < MIN_EXPERIENCES:
+        raise InsufficientDataError(
+            f"Axis {axis} has {count} experiences; clustering needs at least {MIN_EXPERIENCES}"
+        )
+    version = await axis_version(await ctx.services.metadata(), axis)
+
+    async def compute(key: str) -> Clustering:
+        return await _compute(ctx, axis, key)
+
+    return await clustering_cache(ctx.services).get(axis, fingerprint(axis, version, count), compute)
+
+
+async def _compute(ctx: JobContext, axis: str, key: str) -> Clustering:
+    started = time.perf_counter()
+    store = await ctx.services.vectors()
+    collection = collection_for(axis)
+    # One read, ordered by id: the same points always come in the same order, so get the same labels.
+    total = await store.count(collection)
+    records = await store.scroll(collection, limit=total + 100, with_vectors=True)
+    records = [record for record in records if record.vector is not None]
+    vectors = normalise([record.vector or [] for record in records])
+    weights = [_weight(record.payload) for record in records]
+    settings = ctx.services.settings
+    dimensions = settings.cluster_dimensions
+    labels = await asyncio.to_thread(
+        cluster_labels, vectors, settings.min_cluster_size, settings.min_samples, dimensions
+    )
+    clusters = summarise(vectors, weights, labels)
+    seconds = time.perf_counter() - started
+    result = Clustering(
+        axis=axis,
+        clustering_id=key,
+        point_ids=[record.id for record in records],
+        ghap_ids=[str(record.payload.get("ghap_id", "")) for record in records],
+        clusters=clusters,
+        noise_count=int(np.sum(labels < 0)),
+        dimensions=min(dimensions, vectors.shape[1]) if dimensions > 0 else vectors.shape[1],
+        computed_at=datetime.now(UTC),
+        seconds=seconds,
+    )
+    log.info(
+        "learning.clustered",
+        axis=axis,
+        clustering_id=key,
+        experiences=len(records),
+        clusters=len(clusters),
+        noise=result.noise_count,
+        dimensions=result.dimensions,
+        seconds=round(seconds, 3),
+    )
+    return result
+
+
+def _weight(payload: dict[str, Any]) -> float:
+    weight = payload.get("weight")
+    if isinstance(weight, int | float):
+        return float(weight)
+    return TIER_WEIGHTS.get(str(payload.get("confidence_tier")), TIER_WEIGHTS["bronze"])
+
+
+def _cluster(found: Clustering, label: int) -> Cluster:
+    if label < len(found.clusters):
+        return found.clusters[label]
+    known = f"labels 0 to {len(found.clusters) - 1}" if found.clusters else "no clusters (all noise)"
+    raise NotFoundError(
+        f"No cluster {cluster_id(found.axis, label)} in the current clustering of axis {found.axis} "
+        f"({found.clustering_id}: {known}); call get_clusters for the current ones"
+    )
+
+
+@job(GET_CLUSTERS)
+async def get_clusters(ctx: JobContext, request: GetClustersRequest) -> GetClustersResponse:
+    found = await clustering(ctx, request.axis)
+    clusters = [
+        ClusterInfo(
+            cluster_id=cluster_id(request.axis, c.label),
+            label=c.label,
+            size=c.size,
+            avg_weight=round(min(1.0, max(0.0, c.avg_weight)), 6),
+        )
+        for c in found.clusters  # labels are numbered by size, so this is largest first
+    ]
+    return GetClustersResponse(
+        axis=request.axis,
+        clusters=clusters,
+        count=len(clusters),
+        noise_count=found.noise_count,
+        clustering_id=found.clustering_id,
+        experience_count=found.size,
+    )
+
+
+def _member(point: str, payload: dict[str, Any], similarity: float) -> ClusterMember:
+    fields = {key: value for key, value in payload.items() if key in ClusterMember.model_fields}
+    return ClusterMember(**{**fields, "id": point, "score": min(1.0, max(0.0, similarity))})
+
+
+@job(GET_CLUSTER_MEMBERS)
+async def get_cluster_members(
+    ctx: JobContext, request: GetClusterMembersRequest
+) -> GetClusterMembersResponse:
+    found = await clustering(ctx, request.axis)
+    cluster = _cluster(found, request.label)
+    chosen = cluster.members[: request.limit]
+    ids = [found.point_ids[i] for i in chosen]
+    records = {r.id: r for r in await (await ctx.services.vectors()).get(collection_for(request.axis), ids)}
+    members = [
+        # For unit vectors, cosine similarity = 1 - distance² / 2.
+        _member(point, records[point].payload, 1.0 - float(distance) ** 2 / 2)
+        for point, distance in zip(ids, cluster.distances[: request.limit], strict=True)
+        if point in records  # replaced since it was clustered: the next call re-clusters anyway
+    ]
+    return GetClusterMembersResponse(
+        cluster_id=cluster_id(request.axis, cluster.label),
+        axis=request.axis,
+        members=members,
+        count=len(members),
+        size=cluster.size,
+        clustering_id=found.clustering_id,
+    )
+
+
+async def _judge(ctx: JobContext, axis: str, label: int, text: str) -> tuple[Clustering, Cluster, Verdict]:
+    found = await clustering(ctx, axis)
+    cluster = _cluster(found, label)
+    vector = (await (await ctx.services.embedder()).embed([text]))[0]
+    return found, cluster, judge(cluster, vector, ctx.services.settings.value_threshold_k)
+
+
+def _reason(verdict: Verdict, k: float) -> str | None:
+    if verdict.valid:
+        return None
+    return (
+        f"Too far from the cluster's centroid: distance {verdict.distance:.4f} is above the threshold "
+        f"{verdict.threshold:.4f} (mean + {k:g}·std of the members' distances); similarity to the "
+        f"centroid {verdict.similarity:.4f}. Say what the cluster's members have in common, in their words."
+    )
+
+
+@job(VALIDATE_VALUE)
+async def validate_value(ctx: JobContext, request: ValidateValueRequest) -> ValueValidation:
+    found, cluster, verdict = await _judge(ctx, request.axis, request.label, request.text)
+    return ValueValidation(
+        valid=verdict.valid,
+        similarity=round(verdict.similarity, 6) if verdict.valid else None,
+        centroid_distance=round(verdict.distance, 6),
+        threshold_distance=round(verdict.threshold, 6),
+        reason=_reason(verdict, ctx.services.settings.value_threshold_k),
+        cluster_id=cluster_id(request.axis, cluster.label),
+        cluster_size=cluster.size,
+        clustering_id=found.clustering_id,
+    )
+
+
+@job(STORE_VALUE)
+async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecord:
+    found, cluster, verdict = await _judge(ctx, request.axis, request.label, request.text)
+    if not verdict.valid:
+        raise ValidationError(
+            f"Value not stored: it does not fit {cluster_id(request.axis, cluster.label)}. "
+            f"{_reason(verdict, ctx.services.settings.value_threshold_k)}"
+        )
+    record = ValueRecord(
+        id=request.id,
+        text=request.text,
+        axis=request.axis,
+        cluster_id=cluster_id(request.axis, cluster.label),
+        cluster_size=cluster.size,
+        similarity_to_centroid=round(verdict.similarity, 6),
+        created_at=request.created_at,
+        clustering_id=found.clustering_id,
+        member_ghap_ids=[found.ghap_ids[i] for i in cluster.members],
+        centroid_distance=round(verdict.distance, 6),
+        threshold_distance=round(verdict.threshold, 6),
+    )
+    embedder = await ctx.services.embedder()
+    vector = (await embedder.embed([request.text]))[0]  # from the embedding cache by now
+    store = await ctx.services.collection(
+        CollectionSpec(VALUES_COLLECTION, embedder.dimension, VALUE_INDEXES)
+    )
+    payload = record.model_dump(mode="json", exclude={"id"})
+    payload["created_ts"] = request.created_at.timestamp()
+    # The id came with the request: a retried job replaces the point it already wrote.
+    await store.upsert(VALUES_COLLECTION, [PointData(request.id, vector, payload)])
+    log.info(
+        "learning.value_stored", id=request.id, cluster_id=record.cluster_id, clustering=found.clustering_id
+    )
+    return record
+
+
+@job(LIST_VALUES)
+async def list_values(ctx: JobContext, request: ListValuesRequest) -> ListValuesResponse:
+    store = await ctx.services.vectors()
+    if not await store.collection_exists(VALUES_COLLECTION):
+        return ListValuesResponse(results=[], count=0)
+    where = Filter((MatchValue("axis", request.axis),) if request.axis else ())
+    # Values are few (one per lesson learned): sort them all, then cut.
+    total = await store.count(VALUES_COLLECTION, where)
+    records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
+    fields = ValueRecord.model_fields
+    values = [
+        ValueRecord(**{key: value for key, value in r.payload.items() if key in fields}, id=r.id)
+        for r in records
+    ]
+    values.sort(key=lambda v: (-v.cluster_size, -v.created_at.timestamp(), v.id))
+    chosen = values[: request.limit]
+    return ListValuesResponse(results=chosen, count=len(chosen))

@@ -1,0 +1,1 @@
+"""Learning: clustering experiences per axis and checking values against clusters."""
