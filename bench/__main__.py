@@ -19,7 +19,7 @@ from typing import Any, Protocol, cast
 from bench.common import DEFAULT_REDIS_URL, BenchError, machine_info, progress
 
 # Run in this order by `all`.
-BENCHMARKS: tuple[str, ...] = ("queue", "startup", "vectors", "memory", "ghap", "code")
+BENCHMARKS: tuple[str, ...] = ("queue", "startup", "vectors", "memory", "ghap", "code", "loops")
 
 
 class Benchmark(Protocol):

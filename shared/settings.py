@@ -50,6 +50,8 @@ class Settings(BaseSettings):
     outbox_drain_interval_s: float = Field(default=30.0, gt=0, le=3600)
     interactive_concurrency: int = Field(default=8, ge=1, le=256)
     batch_concurrency: int = Field(default=1, ge=1, le=64)
+    # Small state the server keeps across restarts (refinement loops); unset: <data_dir>/state.
+    state_dir: Path | None = None
 
     @field_validator("redis_url")
     @classmethod
@@ -87,6 +89,10 @@ class Settings(BaseSettings):
     def heartbeat_ttl_s(self) -> float:
         # Several missed beats before a worker counts as dead: a busy loop is not a dead one.
         return self.heartbeat_interval_s * 5
+
+    @property
+    def state_folder(self) -> Path:
+        return self.state_dir or self.data_dir / "state"
 
 
 def load_settings(**overrides: object) -> Settings:

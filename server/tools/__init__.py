@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import code, ghap, memory, search, system
+from server.tools import code, ghap, loops, memory, search, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
@@ -14,3 +14,4 @@ def register_all(server: MCPServer[AppContext]) -> None:
     ghap.register(server)
     search.register(server)
     code.register(server)
+    loops.register(server)
