@@ -4,9 +4,13 @@
 10 by default, so the oldest is dropped first). Every operation holds an exclusive ``flock``
 on ``<state>/.loops.lock`` for its whole read-decide-write, so decisions on one loop are
 serialized across threads and processes (two Claude Code sessions may share the folder), and
-writes are atomic (the GHAP journal's temp file, fsync, rename): a restart, which Claude Code
-does often, finds every loop as it was last decided. An unreadable file is set aside in
-``<state>/corrupt/`` and reported, never silently reset.
+writes are atomic (the GHAP journal's temp file and rename, without its fsyncs: see ``_write``):
+a restart, which Claude Code does often, finds every loop as it was last decided. An unreadable
+file is set aside in ``<state>/corrupt/`` and reported, never silently reset.
+
+Each method takes ``wait``: with ``wait=False`` it raises :class:`Busy` instead of waiting for
+the locks, so the server can work on its event loop when nobody else holds them (a thread
+hand-off costs as much as the work) and go to a thread only when it must wait.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ from shared.loop_settings import LoopSettings, LoopType
 
 log = get_logger(__name__)
 RETAINED_LOOPS = 10
+
+
+class Busy(Exception):
+    """Another thread or process holds the state (only with ``wait=False``)."""
 
 
 class _Stored(BaseModel):
@@ -68,9 +76,9 @@ class LoopStore:
     def close(self) -> None:
         self._finalizer()
 
-    def create(self, loop_type: LoopType) -> Loop:
+    def create(self, loop_type: LoopType, *, wait: bool = True) -> Loop:
         """A new loop with this type's limits; the oldest is dropped beyond ``retain``."""
-        with self._locked() as loops:
+        with self._locked(wait) as loops:
             taken = {loop.id for loop in loops}
             loop_id = uuid.uuid4().hex[:8]
             while loop_id in taken:  # 8 hex characters can collide; retained ids must not
@@ -90,21 +98,21 @@ class LoopStore:
             self._write(kept)
             return loop
 
-    def decide(self, loop_id: str, score: int) -> Loop:
+    def decide(self, loop_id: str, score: int, *, wait: bool = True) -> Loop:
         """Judge ``score`` for the loop (see :func:`rules.decide`) and save the outcome."""
-        with self._locked() as loops:
+        with self._locked(wait) as loops:
             index = self._index(loops, loop_id)
             decided = rules.decide(loops[index], score, datetime.now(UTC))
             loops[index] = decided
             self._write(loops)
             return decided
 
-    def get(self, loop_id: str) -> Loop:
-        with self._locked() as loops:
+    def get(self, loop_id: str, *, wait: bool = True) -> Loop:
+        with self._locked(wait) as loops:
             return loops[self._index(loops, loop_id)]
 
-    def newest_first(self) -> list[Loop]:
-        with self._locked() as loops:
+    def newest_first(self, *, wait: bool = True) -> list[Loop]:
+        with self._locked(wait) as loops:
             return loops[::-1]
 
     # --- internals -------------------------------------------------------------------
@@ -121,23 +129,27 @@ class LoopStore:
         )
 
     @contextmanager
-    def _locked(self) -> Iterator[list[Loop]]:
+    def _locked(self, wait: bool) -> Iterator[list[Loop]]:
         """Hold both locks for the operation, yielding the loops, oldest first; turn I/O
-        failures into StorageError."""
-        with self._thread_lock:
+        failures into StorageError. With ``wait=False``, raise Busy rather than wait."""
+        if not self._thread_lock.acquire(blocking=wait):
+            raise Busy
+        try:
             try:
-                fcntl.flock(self._lock_fd, fcntl.LOCK_EX)
-                try:
-                    if not self._swept:
-                        self._sweep_temp_files()
-                    yield self._read()
-                finally:
-                    fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
-            except OSError as exc:
-                log.error("loop_state_io_failed", root=str(self.root), error=str(exc))
-                raise StorageError(
-                    f"The loop state in {self.root} could not be read or written: {exc}"
-                ) from exc
+                fcntl.flock(self._lock_fd, fcntl.LOCK_EX if wait else fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise Busy from None
+            try:
+                if not self._swept:
+                    self._sweep_temp_files()
+                yield self._read()
+            finally:
+                fcntl.flock(self._lock_fd, fcntl.LOCK_UN)
+        except OSError as exc:
+            log.error("loop_state_io_failed", root=str(self.root), error=str(exc))
+            raise StorageError(f"The loop state in {self.root} could not be read or written: {exc}") from exc
+        finally:
+            self._thread_lock.release()
 
     def _sweep_temp_files(self) -> None:
         """Temp files exist only while a writer holds the lock: any seen under it were left by
@@ -164,4 +176,6 @@ class LoopStore:
             ) from exc
 
     def _write(self, loops: list[Loop]) -> None:
-        files.atomic_write(self._path, _Stored(loops=loops).model_dump_json().encode())
+        # Not fsync'd: two fsyncs cost 5-12 ms here, over the tools' whole budget, and what they
+        # buy is only the last decisions after a power cut; a restart or a crash loses nothing.
+        files.atomic_write(self._path, _Stored(loops=loops).model_dump_json().encode(), durable=False)

@@ -9,20 +9,33 @@ loop type or a score outside 0-100 is a validation error naming the options or t
 from __future__ import annotations
 
 import asyncio
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.loops.rules import Loop, check_score, reason
+from server.loops.store import Busy
 from server.services import AppContext, app_context
 from server.tool_errors import guarded
 from shared.errors import ValidationError
 from shared.loop_settings import LOOP_TYPES, LoopType
 
+T = TypeVar("T")
+
 LoopId = Annotated[
     str, Field(max_length=64, description="The 8-hex-character id initialize_refinement_loop returned.")
 ]
+
+
+async def _run(method: Callable[..., T], *args: Any) -> T:
+    """On the event loop when the state is free (the work is well under a millisecond, less
+    than a hop to a thread); in a thread when another call or process holds it."""
+    try:
+        return method(*args, wait=False)
+    except Busy:
+        return await asyncio.to_thread(method, *args)
 
 
 def _summary(loop: Loop) -> dict[str, Any]:
@@ -74,7 +87,7 @@ def register(server: MCPServer[AppContext]) -> None:
         if wanted not in LOOP_TYPES:
             raise ValidationError(f"loop_type must be one of {', '.join(LOOP_TYPES)} (got {loop_type!r})")
         kind: LoopType = wanted  # type: ignore[assignment]
-        loop = await asyncio.to_thread(app_context(ctx).loops.create, kind)
+        loop = await _run(app_context(ctx).loops.create, kind)
         return _decision(loop)
 
     @server.tool(
@@ -93,7 +106,7 @@ def register(server: MCPServer[AppContext]) -> None:
         current_score: Annotated[int, Field(description="The quality score of the latest work, 0 to 100.")],
     ) -> dict[str, Any]:
         check_score(current_score)  # before touching the state: a bad score changes nothing
-        loop = await asyncio.to_thread(app_context(ctx).loops.decide, loop_id, current_score)
+        loop = await _run(app_context(ctx).loops.decide, loop_id, current_score)
         return _decision(loop)
 
     @server.tool(
@@ -105,7 +118,7 @@ def register(server: MCPServer[AppContext]) -> None:
     )
     @guarded
     async def get_loop_status(ctx: Context[AppContext, Any], loop_id: LoopId) -> dict[str, Any]:
-        return _status(await asyncio.to_thread(app_context(ctx).loops.get, loop_id))
+        return _status(await _run(app_context(ctx).loops.get, loop_id))
 
     @server.tool(
         name="list_active_loops",
@@ -113,5 +126,5 @@ def register(server: MCPServer[AppContext]) -> None:
     )
     @guarded
     async def list_active_loops(ctx: Context[AppContext, Any]) -> dict[str, Any]:
-        loops = [_summary(loop) for loop in await asyncio.to_thread(app_context(ctx).loops.newest_first)]
+        loops = [_summary(loop) for loop in await _run(app_context(ctx).loops.newest_first)]
         return {"loops": loops, "count": len(loops)}

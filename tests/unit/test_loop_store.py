@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from server.loops.store import RETAINED_LOOPS, LoopStore
+from server.loops.store import RETAINED_LOOPS, Busy, LoopStore
 from shared.errors import NotFoundError, StorageError, ValidationError
 from shared.loop_settings import load_loop_settings
 
@@ -154,7 +154,7 @@ def test_a_failed_write_is_a_storage_error_and_changes_nothing(
     store = _store(tmp_path)
     loop = store.create("plan")
 
-    def disk_full(path: Path, data: bytes) -> None:
+    def disk_full(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr("server.journal.files.atomic_write", disk_full)
@@ -162,3 +162,34 @@ def test_a_failed_write_is_a_storage_error_and_changes_nothing(
         store.decide(loop.id, 50)
     monkeypatch.undo()
     assert store.get(loop.id).score_history == []
+
+
+def test_without_wait_a_held_state_is_busy_and_with_wait_it_is_served(tmp_path: Path) -> None:
+    store, other = _store(tmp_path), _store(tmp_path)  # two open files: as two processes
+    loop = store.create("plan")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        with other._locked(wait=True):
+            with pytest.raises(Busy):
+                store.get(loop.id, wait=False)
+            waiting = pool.submit(store.decide, loop.id, 30)
+            # It cannot finish while the other holds the lock; this thread's own call is busy too.
+            with pytest.raises(Busy):
+                store.newest_first(wait=False)
+            assert not waiting.done()
+    assert waiting.result(60).status == "refine"
+    assert store.get(loop.id, wait=False).score_history == [30]
+
+
+async def test_tools_work_on_the_event_loop_or_in_a_thread_when_busy() -> None:
+    from server.tools.loops import _run
+
+    calls: list[bool] = []
+
+    def method(value: int, *, wait: bool = True) -> int:
+        calls.append(wait)
+        if not wait:
+            raise Busy
+        return value * 2
+
+    assert await _run(method, 21) == 42
+    assert calls == [False, True]
