@@ -29,6 +29,7 @@ BENCHMARKS: tuple[str, ...] = (
     "code_quality",
     "git",
     "learning",
+    "loops",
 )
 
 

@@ -14,8 +14,10 @@ from pydantic import BaseModel
 
 from server.jobclient import JobClient, create_job_client
 from server.journal.journal import Journal
+from server.loops.store import LoopStore
 from server.persistence import keep_draining
 from shared.jobs import JobProgress, JobSpec
+from shared.loop_settings import load_loop_settings
 from shared.settings import Settings, get_settings
 
 Resp = TypeVar("Resp", bound=BaseModel)
@@ -28,6 +30,7 @@ class AppContext:
     # One per server process: an active GHAP entry from another session is an orphan.
     session_id: str
     _journal: Journal | None = None
+    _loops: LoopStore | None = None
 
     @property
     def journal(self) -> Journal:
@@ -36,6 +39,14 @@ class AppContext:
         if self._journal is None:
             self._journal = Journal(self.settings.journal_dir, self.session_id)
         return self._journal
+
+    @property
+    def loops(self) -> LoopStore:
+        """Opened on first use, like the journal; the limits are read from FSDD_LOOP_* (checked
+        at start-up by ``serve``)."""
+        if self._loops is None:
+            self._loops = LoopStore(self.settings.state_folder, load_loop_settings())
+        return self._loops
 
 
 def make_lifespan(

@@ -57,6 +57,8 @@ class Settings(BaseSettings):
     min_samples: int = Field(default=3, ge=1, le=10_000)
     value_threshold_k: float = Field(default=1.0, ge=0.0, le=10.0)
     cluster_dimensions: int = Field(default=16, ge=0, le=4096)
+    # Small state the server keeps across restarts (refinement loops); unset: <data_dir>/state.
+    state_dir: Path | None = None
 
     @field_validator("redis_url")
     @classmethod
@@ -94,6 +96,10 @@ class Settings(BaseSettings):
     def heartbeat_ttl_s(self) -> float:
         # Several missed beats before a worker counts as dead: a busy loop is not a dead one.
         return self.heartbeat_interval_s * 5
+
+    @property
+    def state_folder(self) -> Path:
+        return self.state_dir or self.data_dir / "state"
 
 
 def load_settings(**overrides: object) -> Settings:

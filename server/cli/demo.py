@@ -177,10 +177,26 @@ async def _learning(client: Client) -> bool:
     )
 
 
+async def _loops(client: Client) -> bool:
+    loop = await _call(client, "initialize_refinement_loop", loop_type="plan")
+    _show("initialize_refinement_loop('plan')", loop)
+    decisions = []
+    for score in (62, 78, 88):  # a critic's scores for three drafts of a plan
+        decision = await _call(client, "decide_loop_next_action", loop_id=loop["id"], current_score=score)
+        _show(f"decide_loop_next_action(score {score})", decision)
+        decisions.append(decision["status"])
+    status = await _call(client, "get_loop_status", loop_id=loop["id"])
+    _show("get_loop_status", status)
+    return decisions == ["refine", "refine", "completed"] and status["score_history"] == [62, 78, 88]
+
+
 async def run_demo() -> int:
     # The demo's GHAP entries go to a journal of their own, not the project's.
     journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
-    async with stdio_session({"LMS_JOURNAL_DIR": journal, "LMS_REPO_PATH": str(REPO)}) as client:
+    # Its loops too: they would push the user's own out of the ten that are kept.
+    loop_state = tempfile.mkdtemp(prefix="lms-demo-state-")
+    env = {"LMS_JOURNAL_DIR": journal, "LMS_REPO_PATH": str(REPO), "LMS_STATE_DIR": loop_state}
+    async with stdio_session(env) as client:
         tools = await client.list_tools()
         _show("tools/list", [tool.name for tool in tools.tools])
 
@@ -204,6 +220,7 @@ async def run_demo() -> int:
         searched = await _code(client)
         history = await _git(client)
         ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched and history
+        ok = await _loops(client) and ok
     # The learning step gets a session of its own, in a throwaway data folder (jobs run in that
     # server process): its 64 sample experiences must not join the user's real ones.
     sandbox = tempfile.mkdtemp(prefix="lms-demo-learning-")

@@ -104,6 +104,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         configure_logging(get_settings().log_level)
         if args.command == "serve":
+            from shared.loop_settings import get_loop_settings
+
+            get_loop_settings()  # a bad FSDD_LOOP_* value stops start-up too, not the first loop
             return _serve(args.transport, args.host, args.port, front)
         if args.command == "worker":
             return _worker()

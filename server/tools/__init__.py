@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import code, ghap, git, learning, memory, search, system
+from server.tools import code, ghap, git, learning, loops, memory, search, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
@@ -16,3 +16,4 @@ def register_all(server: MCPServer[AppContext]) -> None:
     code.register(server)
     git.register(server)
     learning.register(server)
+    loops.register(server)

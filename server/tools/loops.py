@@ -1,0 +1,130 @@
+"""Refinement-loop tools (seed 002): initialize_refinement_loop, decide_loop_next_action,
+get_loop_status, list_active_loops.
+
+Inline and instant, no job: the decision is arithmetic on a few scores, and the state is one
+small file (see ``server/loops/store.py``). Bad input is refused, as the seed says: an unknown
+loop type or a score outside 0-100 is a validation error naming the options or the range.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from server.loops.rules import Loop, check_score, reason
+from server.loops.store import Busy
+from server.services import AppContext, app_context
+from server.tool_errors import guarded
+from shared.errors import ValidationError
+from shared.loop_settings import LOOP_TYPES, LoopType
+
+T = TypeVar("T")
+
+LoopId = Annotated[
+    str, Field(max_length=64, description="The 8-hex-character id initialize_refinement_loop returned.")
+]
+
+
+async def _run(method: Callable[..., T], *args: Any) -> T:
+    """On the event loop when the state is free (the work is well under a millisecond, less
+    than a hop to a thread); in a thread when another call or process holds it."""
+    try:
+        return method(*args, wait=False)
+    except Busy:
+        return await asyncio.to_thread(method, *args)
+
+
+def _summary(loop: Loop) -> dict[str, Any]:
+    return {
+        "id": loop.id,
+        "status": loop.status,
+        "loop_type": loop.loop_type,
+        "iteration": loop.iteration,
+        "current_score": loop.current_score,
+        "created_at": loop.created_at.isoformat(),
+    }
+
+
+def _decision(loop: Loop) -> dict[str, Any]:
+    return {
+        "id": loop.id,
+        "status": loop.status,
+        "iteration": loop.iteration,
+        "max_iterations": loop.max_iterations,
+        "current_score": loop.current_score,
+        "threshold": loop.threshold,
+        "reason": reason(loop),
+    }
+
+
+def _status(loop: Loop) -> dict[str, Any]:
+    return {
+        **_decision(loop),
+        "loop_type": loop.loop_type,
+        "score_history": loop.score_history,
+        "created_at": loop.created_at.isoformat(),
+        "updated_at": loop.updated_at.isoformat(),
+    }
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="initialize_refinement_loop",
+        description=(
+            "Start a quality-gated refinement loop and get its id. Loop types and default thresholds: "
+            "plan 85, spec 85, build_plan 80, build_code 95, at most 5 refinement iterations each "
+            "(FSDD_LOOP_* settings). Then send each draft's quality score to decide_loop_next_action."
+        ),
+    )
+    @guarded
+    async def initialize_refinement_loop(ctx: Context[AppContext, Any], loop_type: str) -> dict[str, Any]:
+        # A plain str, checked here: the refusal then lists the options in our own words.
+        wanted = loop_type.strip().lower()
+        if wanted not in LOOP_TYPES:
+            raise ValidationError(f"loop_type must be one of {', '.join(LOOP_TYPES)} (got {loop_type!r})")
+        kind: LoopType = wanted  # type: ignore[assignment]
+        loop = await _run(app_context(ctx).loops.create, kind)
+        return _decision(loop)
+
+    @server.tool(
+        name="decide_loop_next_action",
+        description=(
+            "Submit the current quality score (0-100) of a loop's work and get the next action: "
+            "completed (the score reached the threshold), refine (improve and score again), or "
+            "user_input (the iteration limit is reached, or the last two improvements were both under "
+            "5 points: ask the user). A completed or user_input loop takes no more scores."
+        ),
+    )
+    @guarded
+    async def decide_loop_next_action(
+        ctx: Context[AppContext, Any],
+        loop_id: LoopId,
+        current_score: Annotated[int, Field(description="The quality score of the latest work, 0 to 100.")],
+    ) -> dict[str, Any]:
+        check_score(current_score)  # before touching the state: a bad score changes nothing
+        loop = await _run(app_context(ctx).loops.decide, loop_id, current_score)
+        return _decision(loop)
+
+    @server.tool(
+        name="get_loop_status",
+        description=(
+            "A refinement loop's status, type, threshold, iteration, current score, score history and "
+            "creation time, with the reason for its status."
+        ),
+    )
+    @guarded
+    async def get_loop_status(ctx: Context[AppContext, Any], loop_id: LoopId) -> dict[str, Any]:
+        return _status(await _run(app_context(ctx).loops.get, loop_id))
+
+    @server.tool(
+        name="list_active_loops",
+        description="The refinement loops kept (the 10 most recent, finished ones included), newest first.",
+    )
+    @guarded
+    async def list_active_loops(ctx: Context[AppContext, Any]) -> dict[str, Any]:
+        loops = [_summary(loop) for loop in await _run(app_context(ctx).loops.newest_first)]
+        return {"loops": loops, "count": len(loops)}
