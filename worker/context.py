@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import socket
 import uuid
@@ -45,6 +46,13 @@ def new_identity() -> WorkerIdentity:
     )
 
 
+def _import_clustering() -> None:
+    try:
+        import hdbscan  # noqa: F401
+    except Exception as exc:  # the clustering job reports it properly when it is used
+        log.warning("hdbscan_import_failed", error=repr(exc))
+
+
 class WorkerServices:
     """The worker's long-lived services, each built once on first need.
 
@@ -61,6 +69,7 @@ class WorkerServices:
         self._embedder: Lazy[Embedder] = Lazy(self._open_embedder)
         self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
         self._collections: set[str] = set()
+        self._warm_up: asyncio.Task[None] | None = None
 
     async def _open_metadata(self) -> MetadataStore:
         from worker.metadata.store import MetadataStore
@@ -84,6 +93,9 @@ class WorkerServices:
         await self._metadata.get()
         await self._vectors.get()
         self._embedder.start()
+        # hdbscan (with scikit-learn and scipy) takes over a second to import: paid here, in
+        # the background, rather than by the first get_clusters.
+        self._warm_up = asyncio.create_task(asyncio.to_thread(_import_clustering), name="warm-up-hdbscan")
 
     async def metadata(self) -> MetadataStore:
         return await self._metadata.get()
@@ -104,6 +116,8 @@ class WorkerServices:
 
     async def close(self) -> None:
         """Release what the services hold; called once at shutdown."""
+        if self._warm_up is not None:
+            self._warm_up.cancel()
         for lazy in (self._vectors, self._metadata):
             value = lazy.ready
             if value is not None:
