@@ -9,6 +9,7 @@ against.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 import weakref
 from datetime import UTC, datetime
@@ -252,6 +253,9 @@ async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecor
     )
     payload = record.model_dump(mode="json", exclude={"id"})
     payload["created_ts"] = request.created_at.timestamp()
+    # One string, not a list: at 5,000 experiences a cluster has hundreds of members, and the
+    # vector engine converts every list item on each read (list_values reads every value).
+    payload["member_ghap_ids"] = json.dumps(record.member_ghap_ids)
     # The id came with the request: a retried job replaces the point it already wrote.
     await store.upsert(VALUES_COLLECTION, [PointData(request.id, vector, payload)])
     log.info(
@@ -269,9 +273,12 @@ async def list_values(ctx: JobContext, request: ListValuesRequest) -> ListValues
     # Values are few (one per lesson learned): sort them all, then cut.
     total = await store.count(VALUES_COLLECTION, where)
     records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
-    fields = ValueRecord.model_fields
+    fields = ValueRecord.model_fields.keys() - {"member_ghap_ids"}
+    # The member ids stay in the store (the tool does not list them): not decoded here.
     values = [
-        ValueRecord(**{key: value for key, value in r.payload.items() if key in fields}, id=r.id)
+        ValueRecord(
+            **{key: value for key, value in r.payload.items() if key in fields}, id=r.id, member_ghap_ids=[]
+        )
         for r in records
     ]
     values.sort(key=lambda v: (-v.cluster_size, -v.created_at.timestamp(), v.id))
