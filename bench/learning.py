@@ -188,7 +188,13 @@ async def _tools(
                 progress(f"learning: {size} experiences stored ({(size - loaded) / load_s:.0f}/s)")
                 times, loaded, facts = await _measure(client, jobs, samples, size, args)
                 print(f"\n{size:,} experiences: {facts}")
-                summaries, verdicts = report_tool_targets(times, TARGETS_P95_MS)
+                # The issue sets the cold target at 1,000 experiences; past that, the seed's 2 s.
+                targets = (
+                    TARGETS_P95_MS
+                    if size <= 1000
+                    else {**TARGETS_P95_MS, "get_clusters (cold)": (2000, 2000)}
+                )
+                summaries, verdicts = report_tool_targets(times, targets)
                 results[str(size)] = {"tools": summaries, "pass": verdicts, "load_seconds": load_s, **facts}
         finally:
             await jobs.close()
