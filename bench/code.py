@@ -133,7 +133,8 @@ async def _searches(client: Client, calls: int, snippets: list[str]) -> dict[str
     for i in range(calls):
         for tool, arguments in (
             ("search_code", {"query": f"{QUERIES[i % len(QUERIES)]} ({i})"}),
-            ("find_similar_code", {"snippet": snippets[i % len(snippets)] + f"\n# {i}"}),
+            # The mark goes first: find_similar_code embeds a snippet's head, and each call must be new.
+            ("find_similar_code", {"snippet": f"# {i}\n" + snippets[i % len(snippets)]}),
         ):
             started = time.perf_counter()
             await _call(client, tool, arguments)

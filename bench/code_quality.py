@@ -8,7 +8,7 @@ search job (hybrid = what search_code does; semantic = dense vectors alone; lexi
 and reports MRR@10, hit@1 and hit@10; search_code's latency over stdio is measured on the same
 questions.
 
-For find_similar_code, a snippet is compared by its first ``MAX_SNIPPET_EMBED_CHARS`` characters.
+For find_similar_code, a snippet is compared by its first ``MAX_SNIPPET_EMBED_TOKENS`` tokens.
 What that costs is measured here: for units of the corpus pasted as snippets, how often the unit
 itself comes first, and how long the model takes, with the snippet cut at several lengths (the
 unit vectors come from the worker's embedding cache, so nothing is embedded twice).

@@ -170,6 +170,7 @@ async def test_encode_failures_are_embedding_errors() -> None:
     broken = SentenceTransformerEmbedder(FakeModel(RuntimeError("out of memory")), "fake", 4)
     with pytest.raises(EmbeddingError, match="'fake' failed: out of memory"):
         await broken.embed(["a"])
+    assert broken.head("x" * 1000, 10) == "x" * 40  # no tokenizer of its own: ~4 characters a token
     wrong = SentenceTransformerEmbedder(FakeModel(np.zeros((2, 3))), "fake", 4)
     with pytest.raises(EmbeddingError, match="shape"):
         await wrong.embed(["a", "b"])
@@ -178,3 +179,16 @@ async def test_encode_failures_are_embedding_errors() -> None:
 async def test_hub_style_name_of_the_bundled_model(no_network: None) -> None:
     loaded = await SentenceTransformerEmbedder.load(f"sentence-transformers/{DEFAULT_MODEL}")
     assert loaded.model_name == DEFAULT_MODEL  # same cache entries as the short name
+
+
+async def test_head_cuts_at_a_token_boundary_while_encodes_run(embedder: SentenceTransformerEmbedder) -> None:
+    code = "def calculate_retry_delay(attempt, retry_after=None):\n    return min(2 ** attempt, 60)\n" * 20
+    tokenizer = embedder._model.tokenizer
+    # An encode on another thread meanwhile: head() must not disturb the tokenizer it relies on.
+    running = asyncio.create_task(embedder.embed([code] * 64))
+    head = embedder.head(code, 128)
+    assert code.startswith(head) and len(head) < len(code)
+    assert len(tokenizer(head, add_special_tokens=False)["input_ids"]) == 128
+    assert embedder.head("short text", 128) == "short text" and embedder.head("", 128) == ""
+    out = await running
+    assert np.allclose(out[0], (await embedder.embed([code]))[0], atol=1e-5)  # still cut at 256 tokens

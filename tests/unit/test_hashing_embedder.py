@@ -73,3 +73,9 @@ def test_satisfies_the_protocol() -> None:
 def test_rejects_tiny_dimension() -> None:
     with pytest.raises(EmbeddingError):
         HashingEmbedder(1)
+
+
+def test_head_counts_words_as_tokens() -> None:
+    embedder = HashingEmbedder()
+    assert embedder.head("a b  c\nd", 2) == "a b"
+    assert embedder.head("a b", 5) == "a b"

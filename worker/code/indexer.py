@@ -10,8 +10,9 @@ leaves the hashes unrecorded, so the retried job redoes those files: nothing is 
 duplicated.
 
 The pipeline overlaps the CPU work with the model: a producer task reads, hashes and parses files
-in a thread, a batch at a time, into a bounded queue, while the consumer embeds and writes what was
-parsed before. The thread keeps the event loop free (heartbeats, progress, searches) meanwhile.
+in a thread, a batch at a time, into a bounded queue, while the consumer embeds what was parsed
+before, and a group's writes (vectors, keyword rows, hashes) run while the next group is embedded.
+The thread keeps the event loop free (heartbeats, progress, searches) meanwhile.
 """
 
 from __future__ import annotations
@@ -182,29 +183,51 @@ class CodeIndexer:
     async def _consume(self, queue: asyncio.Queue[list[FileWork] | None]) -> None:
         group: list[FileWork] = []
         group_units = 0
-        while (batch := await queue.get()) is not None:
-            for work in batch:
-                if work.unchanged:
-                    self.stats.unchanged += 1
-                    continue
-                if work.error is not None:
-                    self.stats.add_error(work.error)
-                if work.content_hash is not None:
-                    group.append(work)
-                    group_units += len(work.units)
-            if group_units >= UPSERT_BATCH or len(group) >= UPSERT_BATCH:
-                await self._write(group)
-                group, group_units = [], 0
-            await self._report()
-        await self._write(group)
+        writing: asyncio.Task[None] | None = None
+        try:
+            while (batch := await queue.get()) is not None:
+                for work in batch:
+                    if work.unchanged:
+                        self.stats.unchanged += 1
+                        continue
+                    if work.error is not None:
+                        self.stats.add_error(work.error)
+                    if work.content_hash is not None:
+                        group.append(work)
+                        group_units += len(work.units)
+                if group_units >= UPSERT_BATCH or len(group) >= UPSERT_BATCH:
+                    writing = await self._embed_then_write(group, writing)
+                    group, group_units = [], 0
+                await self._report()
+            writing = await self._embed_then_write(group, writing)
+            if writing is not None:
+                await writing
+        finally:
+            if writing is not None and not writing.done():
+                writing.cancel()
+                await asyncio.gather(writing, return_exceptions=True)
 
-    async def _write(self, group: list[FileWork]) -> None:
-        """Replace the units of ``group``'s files, then record their hashes (last: see the docstring)."""
+    async def _embed_then_write(
+        self, group: list[FileWork], writing: asyncio.Task[None] | None
+    ) -> asyncio.Task[None] | None:
+        """Embed ``group`` while the previous group's writes run, then start its own writes.
+
+        Groups are written one after the other, in order, so each group's hashes are still
+        recorded only after its own points and rows (see the module docstring).
+        """
         if not group:
-            return
+            return writing
         # One point per id: a parser emitting the same name at the same line twice must not inflate counts.
         units = list({unit.id: unit for work in group for unit in work.units}.values())
         store, points = await self._embed(units)
+        if writing is not None:
+            await writing  # raises what the previous group's writes raised
+        return asyncio.create_task(self._write(group, units, store, points), name="code-write")
+
+    async def _write(
+        self, group: list[FileWork], units: list[CodeUnit], store: VectorStore | None, points: list[PointData]
+    ) -> None:
+        """Replace the units of ``group``'s files, then record their hashes (last: see the docstring)."""
         # Also for files new to us: a crashed earlier run may have left points for an older version.
         paths = [work.path for work in group]
         if store is not None:

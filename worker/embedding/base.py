@@ -20,3 +20,7 @@ class Embedder(Protocol):
 
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         """Embed a batch, off the event loop; raises shared.errors.EmbeddingError on failure."""
+
+    def head(self, text: str, max_tokens: int) -> str:
+        """The start of ``text`` that fits in ``max_tokens`` of the model's tokens: the model's
+        cost grows with length, so a caller can bound it before embedding."""

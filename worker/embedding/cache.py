@@ -54,6 +54,9 @@ class CachingEmbedder:
     def dimension(self) -> int:
         return self._inner.dimension
 
+    def head(self, text: str, max_tokens: int) -> str:
+        return self._inner.head(text, max_tokens)
+
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         if not texts:
             return np.empty((0, self.dimension), dtype=np.float32)

@@ -44,6 +44,11 @@ class HashingEmbedder:
     def dimension(self) -> int:
         return self._dimension
 
+    def head(self, text: str, max_tokens: int) -> str:
+        """Words count as tokens here."""
+        words = list(re.finditer(r"\S+", text))
+        return text if len(words) <= max_tokens else text[: words[max_tokens - 1].end()]
+
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         if len(texts) > _INLINE_BATCH:
             return await asyncio.to_thread(self.embed_sync, texts)

@@ -11,6 +11,7 @@ imported inside :meth:`SentenceTransformerEmbedder.load`, on a worker thread, ne
 from __future__ import annotations
 
 import asyncio
+import copy
 import os
 import time
 from collections.abc import Sequence
@@ -44,6 +45,9 @@ class SentenceTransformerEmbedder:
         self._model_name = model_name
         self._dimension = dimension
         self._batch_size = batch_size
+        # head() tokenises with its own copy of the tokenizer (made by load()): calling the shared
+        # one with other truncation settings would rewrite them under an encode on another thread.
+        self._head_tokenizer: Any = None
         # No lock around encode, by measurement (2 cores): two concurrent encodes finish
         # sooner than the same two in turn, and a search query during an indexing batch takes
         # ~20 ms instead of ~250 ms waiting for a locked chunk. The one shared mutable state,
@@ -94,6 +98,7 @@ class SentenceTransformerEmbedder:
         # Warms torch up (the first encode is slow) and fixes the tokenizer's settings while
         # no other thread can be encoding.
         embedder._encode(["warm up"])
+        embedder._head_tokenizer = copy.deepcopy(st.tokenizer)
         log.info(
             "embedding_model_loaded",
             model=name,
@@ -115,6 +120,19 @@ class SentenceTransformerEmbedder:
             rows = order[start : start + self._batch_size]
             out[rows] = await asyncio.to_thread(self._encode, [texts[i] for i in rows])
         return out
+
+    def head(self, text: str, max_tokens: int) -> str:
+        if self._head_tokenizer is None:  # not made by load(): about 4 characters a token
+            return text[: max_tokens * 4]
+        encoded = self._head_tokenizer(
+            text,
+            add_special_tokens=False,
+            truncation=True,
+            max_length=max_tokens,
+            return_offsets_mapping=True,
+        )
+        offsets = encoded["offset_mapping"]
+        return text[: offsets[-1][1]] if offsets else text[:0]
 
     def _encode(self, texts: list[str]) -> Embeddings:
         try:
