@@ -12,7 +12,7 @@ from typing import Literal, get_args
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.settings import ConfigError
+from shared.settings import config_error
 
 LOOP_ENV_PREFIX = "FSDD_LOOP_"
 LoopType = Literal["plan", "spec", "build_plan", "build_code"]
@@ -43,13 +43,7 @@ def load_loop_settings(**overrides: object) -> LoopSettings:
     try:
         return LoopSettings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            field = ".".join(str(part) for part in err["loc"])
-            got = err.get("input")
-            shown = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
-            problems.append(f"{LOOP_ENV_PREFIX}{field.upper()}: {err['msg']}{shown}")
-        raise ConfigError("Invalid configuration: " + "; ".join(problems)) from None
+        raise config_error(exc, LOOP_ENV_PREFIX) from None
 
 
 @lru_cache(maxsize=1)

@@ -102,18 +102,23 @@ class Settings(BaseSettings):
         return self.state_dir or self.data_dir / "state"
 
 
+def config_error(exc: ValidationError, prefix: str) -> ConfigError:
+    """One message naming every bad environment variable (``prefix`` + field) and its value."""
+    problems = []
+    for err in exc.errors():
+        field = ".".join(str(part) for part in err["loc"])
+        got = err.get("input")
+        shown = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
+        problems.append(f"{prefix}{field.upper()}: {err['msg']}{shown}")
+    return ConfigError("Invalid configuration: " + "; ".join(problems))
+
+
 def load_settings(**overrides: object) -> Settings:
     """Read settings from the environment; raise ConfigError naming the bad variables."""
     try:
         return Settings(**overrides)  # type: ignore[arg-type]
     except ValidationError as exc:
-        problems = []
-        for err in exc.errors():
-            field = ".".join(str(part) for part in err["loc"])
-            got = err.get("input")
-            shown = f" (got {got!r})" if got is not None and not isinstance(got, dict) else ""
-            problems.append(f"{ENV_PREFIX}{field.upper()}: {err['msg']}{shown}")
-        raise ConfigError("Invalid configuration: " + "; ".join(problems)) from None
+        raise config_error(exc, ENV_PREFIX) from None
 
 
 @lru_cache(maxsize=1)
