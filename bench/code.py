@@ -24,6 +24,7 @@ from mcp import Client
 
 from bench.common import BenchError, latency_summary_ms, print_table, progress
 from bench.processes import serving
+from shared.contracts.code import CodeUnit
 
 CORPUS = ("networkx", "pip")
 EXTRA = ("mypy", "setuptools", "hypothesis", "sympy")  # indexed only to reach --min-units
@@ -98,19 +99,25 @@ def _peak_rss_mib(pid: int) -> float | None:
     return None
 
 
-def _unit_texts(corpus: Path) -> list[str]:
-    """The embedding texts of every unit in the corpus, as the indexer builds them."""
+def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
+    """Every unit of the corpus's Python files, parsed as the indexer parses them."""
     from worker.code.parser import language_for, parse_source
-    from worker.code.units import embedding_text
 
-    texts = []
+    units: list[CodeUnit] = []
     for path in sorted(corpus.rglob("*.py")):
         rel = PurePosixPath(path.relative_to(corpus).as_posix())
         language = language_for(rel)
         if language is not None:
-            parsed = parse_source(path.read_bytes(), language=language, project="bench", file_path=str(rel))
-            texts += [embedding_text(unit) for unit in parsed.units]
-    return texts
+            parsed = parse_source(path.read_bytes(), language=language, project=project, file_path=str(rel))
+            units += parsed.units
+    return units
+
+
+def _unit_texts(corpus: Path) -> list[str]:
+    """The embedding texts of every unit in the corpus, as the indexer builds them."""
+    from worker.code.units import embedding_text
+
+    return [embedding_text(unit) for unit in corpus_units(corpus)]
 
 
 async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:

@@ -23,12 +23,12 @@ import random
 import shutil
 import tempfile
 import time
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from bench.code import _call, _copy, _index
+from bench.code import _call, _copy, _index, corpus_units
 from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
 from shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
@@ -120,19 +120,6 @@ def _fusions(
     return out
 
 
-def _all_units(corpus: Path) -> list[CodeUnit]:
-    from worker.code.parser import language_for, parse_source
-
-    units: list[CodeUnit] = []
-    for path in sorted(corpus.rglob("*.py")):
-        rel = PurePosixPath(path.relative_to(corpus).as_posix())
-        language = language_for(rel)
-        if language is not None:
-            parsed = parse_source(path.read_bytes(), language=language, project=PROJECT, file_path=str(rel))
-            units += parsed.units
-    return units
-
-
 def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
     """(file_path, qualified_name, body) of ``count`` random units of 8 lines or more."""
     long = [u for u in units if u.line_count >= 8]
@@ -147,7 +134,7 @@ async def _snippet_cuts(data_dir: Path, corpus: Path, count: int) -> dict[str, d
     from worker.embedding.sentence import SentenceTransformerEmbedder
     from worker.metadata.store import MetadataStore
 
-    units = await asyncio.to_thread(_all_units, corpus)
+    units = await asyncio.to_thread(corpus_units, corpus, PROJECT)
     keys = [(u.file_path, u.qualified_name) for u in units]
     texts = [embedding_text(u) for u in units]
     model = await SentenceTransformerEmbedder.load()

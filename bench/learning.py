@@ -30,11 +30,7 @@ from server.jobclient.arq_client import ArqJobClient
 from shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     GhapEntry,
-    Lesson,
     PersistExperienceRequest,
-    Resolution,
-    RootCause,
-    confidence_tier,
 )
 from shared.settings import Settings, load_settings
 
@@ -64,26 +60,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def entry_of(sample: SampleEntry, number: int) -> GhapEntry:
     """A resolved GHAP entry as the journal would hand it to the persist job."""
-    created = datetime_at(number)
-    answer = sample.resolve
-    lesson = Lesson(**answer["lesson"]) if "lesson" in answer else None
-    resolution = Resolution(
-        status=answer["status"],
-        result=answer["result"],
-        surprise=answer.get("surprise"),
-        root_cause=RootCause(**answer["root_cause"]) if "root_cause" in answer else None,
-        lesson=lesson,
-        confidence_tier=confidence_tier(answer["status"], lesson, orphaned=number % 10 == 0),
-        resolved_at=created,
-        resolved_in_session="bench",
-    )
-    return GhapEntry(
-        id=f"ghap_bench{number:08d}",
-        session_id="bench",
-        created_at=created,
-        updated_at=created,
-        resolution=resolution,
-        **sample.start,
+    return sample.resolved_entry(
+        f"ghap_bench{number:08d}", "bench", datetime_at(number), orphaned=number % 10 == 0
     )
 
 

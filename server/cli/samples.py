@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from typing import Any
+
+from shared.contracts.experiences import GhapEntry, Lesson, Resolution, RootCause, confidence_tier
 
 Story = tuple[str, str, str, str, tuple[str, ...]]
 
@@ -675,6 +678,32 @@ class SampleEntry:
     theme: int
     start: dict[str, Any]
     resolve: dict[str, Any]
+
+    def resolved_entry(
+        self, entry_id: str, session: str, created: datetime, *, orphaned: bool = False
+    ) -> GhapEntry:
+        """The resolved GHAP entry the journal would hand the persist job (tests and benchmarks
+        store samples straight through the job, without a server)."""
+        answer = self.resolve
+        lesson = Lesson(**answer["lesson"]) if "lesson" in answer else None
+        resolution = Resolution(
+            status=answer["status"],
+            result=answer["result"],
+            surprise=answer.get("surprise"),
+            root_cause=RootCause(**answer["root_cause"]) if "root_cause" in answer else None,
+            lesson=lesson,
+            confidence_tier=confidence_tier(answer["status"], lesson, orphaned),
+            resolved_at=created + timedelta(minutes=20),
+            resolved_in_session=session,
+        )
+        return GhapEntry(
+            id=entry_id,
+            session_id=session,
+            created_at=created,
+            updated_at=created,
+            resolution=resolution,
+            **self.start,
+        )
 
 
 def demo_entries() -> list[SampleEntry]:
