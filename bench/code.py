@@ -5,7 +5,8 @@ copied to a temporary folder so one can be edited. Through a real MCP client ove
 mode, a real worker with the real model: a cold index (files/s, units/s, the worker's peak
 RSS) against the model's own throughput on a sample of the same units, measured in this run;
 a re-index with nothing changed; a re-index after editing one file; then, with more packages
-indexed until at least ``--min-units`` units are stored, search_code and find_similar_code.
+indexed until at least ``--min-units`` units are stored, search_code and find_similar_code;
+last, the model alone on each find_similar_code snippet's head, on torch and on ONNX Runtime.
 """
 
 from __future__ import annotations
@@ -120,19 +121,37 @@ def _unit_texts(corpus: Path) -> list[str]:
     return [embedding_text(unit) for unit in corpus_units(corpus)]
 
 
-async def _model_units_per_s(corpus: Path, sample: int) -> tuple[float, int]:
-    """The model alone on a random sample of the corpus's unit texts, in the pipeline's batch size."""
+async def _model_alone(
+    corpus: Path, sample: int, snippets: list[str], models: Path
+) -> tuple[float, int, dict[str, list[float]]]:
+    """The model alone: units/s on a random sample of the corpus's unit texts in the pipeline's
+    batch size (torch, as the indexer runs it), and the seconds one snippet's head takes on each
+    runtime (torch, and ONNX Runtime as short calls run in the worker)."""
     from worker.code.indexer import EMBED_BATCH
+    from worker.code.search import MAX_SNIPPET_EMBED_TOKENS
+    from worker.code.units import query_text
     from worker.embedding.sentence import SentenceTransformerEmbedder
 
     texts = await asyncio.to_thread(_unit_texts, corpus)
     chosen = random.Random(5).sample(texts, min(sample, len(texts)))
-    model = await SentenceTransformerEmbedder.load("all-MiniLM-L6-v2")
+    model = await SentenceTransformerEmbedder.load("all-MiniLM-L6-v2", onnx_dir=models)
     await model.embed(chosen[:EMBED_BATCH])  # warm-up
     started = time.perf_counter()
     for start in range(0, len(chosen), EMBED_BATCH):
         await model.embed(chosen[start : start + EMBED_BATCH])
-    return len(chosen) / (time.perf_counter() - started), len(chosen)
+    rate = len(chosen) / (time.perf_counter() - started)
+    if not await asyncio.to_thread(model.wait_for_fast_path, 120):
+        raise BenchError("the ONNX encoder for short calls could not be built (see the log)")
+    heads = [model.head(query_text(snippet), MAX_SNIPPET_EMBED_TOKENS) for snippet in snippets]
+    per_head: dict[str, list[float]] = {"torch": [], "onnx": []}
+    for head in heads:
+        started = time.perf_counter()
+        await asyncio.to_thread(model._encode, [head])
+        per_head["torch"].append(time.perf_counter() - started)
+        started = time.perf_counter()
+        await model.embed([head])
+        per_head["onnx"].append(time.perf_counter() - started)
+    return rate, len(chosen), per_head
 
 
 async def _searches(client: Client, calls: int, snippets: list[str]) -> dict[str, list[float]]:
@@ -194,7 +213,9 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             progress(f"code: + {name}: {units} units")
         snippets = [path.read_text()[:600] for path in sorted(corpus.rglob("*.py"))[:50]]
         samples = await _searches(client, args.calls, snippets)
-    model_rate, sampled = await _model_units_per_s(corpus, args.sample)
+    # The same snippets find_similar_code was timed with, its mark first.
+    marked = [f"# {i}\n" + snippets[i % len(snippets)] for i in range(args.calls)]
+    model_rate, sampled, per_head = await _model_alone(corpus, args.sample, marked, tmp / "models")
     return _report(
         {
             "files": files,
@@ -210,6 +231,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             "during": during,
             "model_rate": model_rate,
             "sampled": sampled,
+            "per_head": per_head,
         }
     )
 
@@ -251,6 +273,16 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
                 f"p95 ≤ {TARGETS['search_p95_ms']:.0f} ms",
             ]
         )
+    model_head = {runtime: latency_summary_ms(values) for runtime, values in run["per_head"].items()}
+    for runtime, summary in model_head.items():
+        rows.append(
+            [
+                f"model alone, one snippet's head, {runtime}",
+                f"p50 {summary['p50_ms']:.1f} ms",
+                f"p95 {summary['p95_ms']:.1f} ms",
+                "",
+            ]
+        )
     if run["during"]:
         summary = latency_summary_ms(run["during"])
         rows.append(
@@ -277,6 +309,7 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
         "peak_worker_rss_mib": run["peak_rss"],
         "units_searched": run["units"],
         "search": searches,
+        "model_snippet_head": model_head,
     }
 
 

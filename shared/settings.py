@@ -18,6 +18,7 @@ from shared.paths import default_data_dir
 ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
+QueryRuntime = Literal["onnx", "torch"]
 
 
 class ConfigError(Exception):
@@ -33,6 +34,9 @@ class Settings(BaseSettings):
     journal_dir: Path = Path(".claude/journal")
     qdrant_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
+    # Short embedding calls (queries) on ONNX Runtime, exported once into <data_dir>/models and
+    # checked against torch; "torch" keeps every call on torch.
+    query_runtime: QueryRuntime = "onnx"
     repo_path: Path = Field(default_factory=Path.cwd)
     log_level: LogLevel = "INFO"
 

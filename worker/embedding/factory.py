@@ -33,7 +33,8 @@ async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder
     if name.startswith(HASHING_PREFIX):
         inner = HashingEmbedder(_hashing_dimension(name))
     else:
-        inner = await SentenceTransformerEmbedder.load(name)
+        onnx_dir = settings.data_dir / "models" if settings.query_runtime == "onnx" else None
+        inner = await SentenceTransformerEmbedder.load(name, onnx_dir=onnx_dir)
     return CachingEmbedder(inner, metadata)
 
 

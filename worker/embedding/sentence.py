@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import copy
 import os
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -23,6 +24,7 @@ import numpy as np
 from shared.errors import EmbeddingError
 from shared.log import get_logger
 from worker.embedding.base import Embeddings
+from worker.embedding.onnx_query import OnnxQueryEncoder, build_encoder
 
 log = get_logger(__name__)
 
@@ -33,6 +35,9 @@ _BUNDLED_NAMES = frozenset({DEFAULT_MODEL, f"sentence-transformers/{DEFAULT_MODE
 # units of up to 256 tokens: 16 embeds as fast as 32 and its activations peak ~200 MB lower, the
 # bulk of the worker's memory during a cold index.
 DEFAULT_BATCH_SIZE = 16
+# Calls of at most this many texts (a query, a memory, a GHAP entry's axes) go to the ONNX
+# encoder once it is ready (worker.embedding.onnx_query); larger ones are the indexer's batches.
+FAST_PATH_MAX_TEXTS = 4
 
 
 class SentenceTransformerEmbedder:
@@ -48,6 +53,9 @@ class SentenceTransformerEmbedder:
         # head() tokenises with its own copy of the tokenizer (made by load()): calling the shared
         # one with other truncation settings would rewrite them under an encode on another thread.
         self._head_tokenizer: Any = None
+        # Set by a background thread once the ONNX encoder is built and checked (or not at all).
+        self._fast: OnnxQueryEncoder | None = None
+        self._fast_done = threading.Event()
         # No lock around encode, by measurement (2 cores): two concurrent encodes finish
         # sooner than the same two in turn, and a search query during an indexing batch takes
         # ~20 ms instead of ~250 ms waiting for a locked chunk. The one shared mutable state,
@@ -64,10 +72,23 @@ class SentenceTransformerEmbedder:
 
     @classmethod
     async def load(
-        cls, model: str = DEFAULT_MODEL, *, batch_size: int = DEFAULT_BATCH_SIZE
+        cls,
+        model: str = DEFAULT_MODEL,
+        *,
+        batch_size: int = DEFAULT_BATCH_SIZE,
+        onnx_dir: Path | None = None,
     ) -> SentenceTransformerEmbedder:
-        """Load ``model`` off the event loop (importing torch alone takes seconds)."""
-        return await asyncio.to_thread(cls._load_sync, model, batch_size)
+        """Load ``model`` off the event loop (importing torch alone takes seconds). With
+        ``onnx_dir``, short calls move to ONNX Runtime once its encoder is built there, in the
+        background: the embedder is usable at once, on torch."""
+        embedder = await asyncio.to_thread(cls._load_sync, model, batch_size)
+        if onnx_dir is None:
+            embedder._fast_done.set()
+        else:
+            threading.Thread(
+                target=embedder._build_fast_path, args=(onnx_dir,), name="onnx-queries", daemon=True
+            ).start()
+        return embedder
 
     @classmethod
     def _load_sync(cls, model: str, batch_size: int) -> SentenceTransformerEmbedder:
@@ -108,9 +129,23 @@ class SentenceTransformerEmbedder:
         )
         return embedder
 
+    def _build_fast_path(self, folder: Path) -> None:
+        try:
+            self._fast = build_encoder(self._model, self._model_name, folder)
+        finally:
+            self._fast_done.set()
+
+    def wait_for_fast_path(self, timeout_s: float) -> bool:
+        """Block until the ONNX encoder is built or given up on; True if short calls use it."""
+        self._fast_done.wait(timeout_s)
+        return self._fast is not None
+
     async def embed(self, texts: Sequence[str]) -> Embeddings:
         if not texts:
             return np.empty((0, self._dimension), dtype=np.float32)
+        fast = self._fast
+        if fast is not None and len(texts) <= FAST_PATH_MAX_TEXTS:
+            return await asyncio.to_thread(self._encode_fast, fast, list(texts))
         # One thread hop per chunk, so a cancelled job stops within a chunk. Chunks are cut
         # from the texts sorted by length, as encode() would do within one call: texts of
         # similar length share a batch and little is spent on padding.
@@ -134,6 +169,14 @@ class SentenceTransformerEmbedder:
         offsets = encoded["offset_mapping"]
         return text[: offsets[-1][1]] if offsets else text[:0]
 
+    def _encode_fast(self, fast: OnnxQueryEncoder, texts: list[str]) -> Embeddings:
+        try:
+            return self._checked(fast.encode(texts), len(texts))
+        except Exception as exc:  # the ONNX path is an optimisation: torch answers instead
+            log.warning("onnx_query_failed", model=self._model_name, error=f"{type(exc).__name__}: {exc}")
+            self._fast = None
+            return self._encode(texts)
+
     def _encode(self, texts: list[str]) -> Embeddings:
         try:
             out = self._model.encode(
@@ -145,11 +188,14 @@ class SentenceTransformerEmbedder:
             )
         except Exception as exc:
             raise EmbeddingError(f"Embedding with {self._model_name!r} failed: {exc}") from exc
+        return self._checked(out, len(texts))
+
+    def _checked(self, out: Any, count: int) -> Embeddings:
         vectors = np.asarray(out, dtype=np.float32)
-        if vectors.shape != (len(texts), self._dimension):
+        if vectors.shape != (count, self._dimension):
             raise EmbeddingError(
                 f"Model {self._model_name!r} returned shape {vectors.shape}, "
-                f"expected ({len(texts)}, {self._dimension})"
+                f"expected ({count}, {self._dimension})"
             )
         return vectors
 
