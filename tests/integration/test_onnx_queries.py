@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +105,23 @@ def test_a_damaged_file_is_exported_again(embedder: SentenceTransformerEmbedder,
     assert again is not None
     assert path.stat().st_size > 1_000_000
     assert [p.name for p in tmp_path.iterdir()] == [path.name]  # no partial files left
+
+
+def test_partial_files_of_dead_exports_are_removed(
+    embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    orphan = tmp_path / f".model.onnx.{_exited_pid()}.tmp"
+    orphan.write_bytes(b"half an export")
+    mine = tmp_path / f".model.onnx.{os.getpid()}.tmp"  # a live process's: left alone
+    mine.write_bytes(b"being written")
+    assert build_encoder(embedder._model, embedder.model_name, tmp_path) is not None
+    assert not orphan.exists() and mine.exists()
+
+
+def _exited_pid() -> int:
+    proc = subprocess.Popen(["true"])
+    proc.wait()
+    return proc.pid
 
 
 def test_vectors_that_disagree_are_refused(

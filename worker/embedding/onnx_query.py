@@ -131,6 +131,7 @@ def _export(st: Any, inputs: tuple[str, ...], path: Path) -> None:
     example = st.tokenizer(["def warm_up(): pass", "x"], padding=True, return_tensors="pt")
     axes = {name: {0: "batch", 1: "tokens"} for name in inputs}
     path.parent.mkdir(parents=True, exist_ok=True)
+    _remove_orphans(path.parent)
     partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
     try:
         with torch.no_grad():
@@ -148,6 +149,26 @@ def _export(st: Any, inputs: tuple[str, ...], path: Path) -> None:
     finally:
         with contextlib.suppress(FileNotFoundError):
             partial.unlink()
+
+
+def _remove_orphans(folder: Path) -> None:
+    """Delete partial exports (~90 MB each) left by processes killed mid-export; a live
+    process's own partial file is left alone."""
+    for partial in folder.glob(".*.tmp"):
+        pid = partial.name.rsplit(".", 2)[-2]
+        if pid.isdigit() and not _alive(int(pid)):
+            with contextlib.suppress(OSError):
+                partial.unlink()
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # someone else's process
+        return True
+    return True
 
 
 def _open_checked(
