@@ -1,9 +1,10 @@
 """Short embedding calls run by ONNX Runtime, on the same weights as the torch model.
 
-A search embeds one text and waits for it. On 2 cores ONNX Runtime runs MiniLM on a 128-token
-text in ~18 / 22 ms (p50 / p95) where torch takes ~26 / 32 ms (measured here, same process, same
-texts): most of a find_similar_code call. Batches (indexing) stay on torch, whose throughput is
-what the pipeline is measured against.
+A search embeds one text and waits for it. On 2 cores ONNX Runtime runs MiniLM on a
+find_similar_code snippet's 128-token head in 20 / 26 ms (p50 / p95) where torch takes
+31 / 38 ms (``python -m bench code``, same process, same texts): most of that tool's time.
+Batches (indexing) stay on torch: ONNX Runtime was only ~12 % faster there, not worth a
+second engine's memory under the indexer's peak.
 
 The ONNX graph is exported once from the loaded model into ``<data dir>/models/`` (a second or
 two) and reused by later starts. Before the session is used, its vectors are compared with
