@@ -1,5 +1,5 @@
-"""Bounded waits and process handling shared by the tests. Nothing here sleeps blindly:
-every wait is for a condition, with a deadline."""
+"""Bounded waits, process handling and job contexts shared by the tests. Nothing here sleeps
+blindly: every wait is for a condition, with a deadline."""
 
 from __future__ import annotations
 
@@ -9,11 +9,28 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
+
+if TYPE_CHECKING:
+    from worker.context import JobContext
 
 T = TypeVar("T")
+
+
+@asynccontextmanager
+async def job_context(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobContext]:
+    """A job context on inline services whose data lives under ``root``, closed after."""
+    from tests.mcp_thread import inline_settings
+    from worker.context import JobContext, WorkerServices
+
+    services = WorkerServices(inline_settings(root, embedding_model))
+    try:
+        yield JobContext(services=services, job_id="test-job", job_try=1)
+    finally:
+        await services.close()
 
 
 async def wait_for(

@@ -11,10 +11,13 @@ import asyncio
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from mcp import Client
 from mcp.types import CallToolResult
+
+from shared.settings import Settings, load_settings
 
 CALL_TIMEOUT_S = 120
 
@@ -76,3 +79,26 @@ def error(client: ThreadedClient, tool: str, **arguments: Any) -> dict[str, str]
     result = client.call(tool, arguments)
     assert result.is_error, result.content
     return json.loads(result.content[0].text)["error"]  # type: ignore[no-any-return,union-attr]
+
+
+def inline_settings(root: Path, embedding_model: str = "hashing:384", **overrides: Any) -> Settings:
+    """Inline-mode settings whose data and journal live under ``root`` (a model-free embedder
+    by default); ``overrides`` replace any of them."""
+    values: dict[str, Any] = {
+        "queue": "inline",
+        "data_dir": root / "data",
+        "journal_dir": root / "journal",
+        "embedding_model": embedding_model,
+    }
+    return load_settings(**{**values, **overrides})
+
+
+@contextmanager
+def inline_client(
+    root: Path, embedding_model: str = "hashing:384", **overrides: Any
+) -> Iterator[ThreadedClient]:
+    """A client to an inline server built from :func:`inline_settings`."""
+    from server.app import build_server
+
+    with threaded_client(build_server(inline_settings(root, embedding_model, **overrides))) as client:
+        yield client

@@ -22,12 +22,12 @@ from shared.contracts.code import (
     SearchCodeRequest,
 )
 from shared.errors import ValidationError
-from shared.settings import load_settings
+from tests.helpers import job_context
 from tests.unit.code_fakes import fake_language_for, fake_parse_source
 from worker.code import indexer as indexer_module
 from worker.code import parser
 from worker.code.units import embedding_text, query_text, split_identifier
-from worker.context import JobContext, WorkerServices
+from worker.context import JobContext
 from worker.embedding.base import Embeddings
 from worker.embedding.cache import CachingEmbedder
 from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
@@ -78,12 +78,8 @@ class Spy:
 
 @pytest.fixture
 async def ctx(tmp_path: Path) -> AsyncIterator[JobContext]:
-    settings = load_settings(queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:256")
-    services = WorkerServices(settings)
-    try:
-        yield JobContext(services=services, job_id="test-job", job_try=1)
-    finally:
-        await services.close()
+    async with job_context(tmp_path, "hashing:256") as context:
+        yield context
 
 
 @pytest.fixture

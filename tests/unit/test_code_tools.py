@@ -7,10 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from server.app import build_server
 from shared.contracts.code import LANGUAGES
-from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
+from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 RETRY = '''
 def calculate_retry_delay(attempt: int, base: float = 0.5) -> float:
@@ -41,10 +39,7 @@ def project(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def mcp(tmp_path: Path, project: Path) -> Iterator[ThreadedClient]:
-    settings = load_settings(
-        queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:256", repo_path=project
-    )
-    with threaded_client(build_server(settings)) as client:
+    with inline_client(tmp_path, "hashing:256", repo_path=project) as client:
         yield client
 
 

@@ -26,8 +26,8 @@ from shared.contracts.experiences import (
     point_id,
 )
 from shared.errors import ValidationError
-from shared.settings import load_settings
-from worker.context import JobContext, WorkerServices
+from tests.helpers import job_context
+from worker.context import JobContext
 from worker.jobs.experiences import axis_texts, persist_experience, search_experiences
 from worker.registry import execute
 
@@ -36,12 +36,8 @@ T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 @pytest.fixture
 async def ctx(tmp_path: Path) -> AsyncIterator[JobContext]:
-    settings = load_settings(queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:384")
-    services = WorkerServices(settings)
-    try:
-        yield JobContext(services=services, job_id="test-job", job_try=1)
-    finally:
-        await services.close()
+    async with job_context(tmp_path, "hashing:384") as context:
+        yield context
 
 
 def make_entry(

@@ -11,10 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.app import build_server
 from shared.contracts.experiences import AXES, DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES, STRATEGIES
-from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, threaded_client
+from tests.mcp_thread import ThreadedClient, inline_client
 
 text = st.text(max_size=1200) | st.text(alphabet=st.characters(categories=["Cs", "Cc", "Zs"]), max_size=20)
 maybe_text = text | st.none() | st.integers()
@@ -37,13 +35,7 @@ SETTINGS = settings(
 
 @pytest.fixture(scope="module")
 def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedClient]:
-    root = tmp_path_factory.mktemp("ghap-props")
-    server = build_server(
-        load_settings(
-            queue="inline", data_dir=root / "data", journal_dir=root / "journal", embedding_model="hashing:64"
-        )
-    )
-    with threaded_client(server) as client:
+    with inline_client(tmp_path_factory.mktemp("ghap-props"), "hashing:64") as client:
         yield client
 
 

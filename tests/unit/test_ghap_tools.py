@@ -9,10 +9,8 @@ from typing import Any
 
 import pytest
 
-from server.app import build_server
 from shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
-from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
+from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 START = {
     "domain": "debugging",
@@ -33,13 +31,7 @@ FALSIFIED = {
 
 @pytest.fixture
 def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
-    settings = load_settings(
-        queue="inline",
-        data_dir=tmp_path / "data",
-        journal_dir=tmp_path / "journal",
-        embedding_model="hashing:256",
-    )
-    with threaded_client(build_server(settings)) as client:
+    with inline_client(tmp_path, "hashing:256") as client:
         yield client
 
 
@@ -171,10 +163,7 @@ def test_an_unusable_journal_folder_fails_only_the_ghap_tools(tmp_path: Path) ->
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("")
     journal = blocker / "journal"
-    settings = load_settings(
-        queue="inline", data_dir=tmp_path / "data", journal_dir=journal, embedding_model="hashing:64"
-    )
-    with threaded_client(build_server(settings)) as client:
+    with inline_client(tmp_path, "hashing:64", journal_dir=journal) as client:
         assert ok(client, "ping")["status"] == "ok"
         failure = error(client, "start_ghap", **START)
         assert failure["type"] == "storage_error" and "journal" in failure["message"]

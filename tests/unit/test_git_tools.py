@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from server.app import build_server
 from tests.git_repo import (
     AUTHORS,
     DAY,
@@ -24,16 +23,11 @@ from tests.git_repo import (
     git,
     write,
 )
-from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
+from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 
 def _client(tmp_path: Path, repo_path: Path) -> Any:
-    from shared.settings import load_settings
-
-    settings = load_settings(
-        queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:256", repo_path=repo_path
-    )
-    return threaded_client(build_server(settings))
+    return inline_client(tmp_path, "hashing:256", repo_path=repo_path)
 
 
 @pytest.fixture

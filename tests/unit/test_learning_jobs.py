@@ -29,9 +29,9 @@ from shared.contracts.learning import (
     ValidateValueRequest,
 )
 from shared.errors import InsufficientDataError, NotFoundError, ValidationError
-from shared.settings import load_settings
+from tests.helpers import job_context
 from tests.learning_data import ghap_entry
-from worker.context import JobContext, WorkerServices
+from worker.context import JobContext
 from worker.jobs.experiences import axis_texts, persist_experience
 from worker.jobs.learning import (
     clustering,
@@ -51,12 +51,8 @@ ENTRIES = {ghap_entry(sample, n).id: ghap_entry(sample, n) for n, sample in enum
 
 @pytest.fixture
 async def ctx(tmp_path: Path) -> AsyncIterator[JobContext]:
-    settings = load_settings(queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:384")
-    services = WorkerServices(settings)
-    try:
-        yield JobContext(services=services, job_id="test-job", job_try=1)
-    finally:
-        await services.close()
+    async with job_context(tmp_path, "hashing:384") as context:
+        yield context
 
 
 async def persist_samples(ctx: JobContext, count: int, start: int = 0) -> None:

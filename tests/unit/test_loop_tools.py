@@ -14,7 +14,7 @@ import pytest
 from server.app import build_server
 from shared.loop_settings import LOOP_TYPES
 from shared.settings import Settings, load_settings
-from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
+from tests.mcp_thread import ThreadedClient, error, inline_settings, ok, threaded_client
 
 
 @pytest.fixture(autouse=True)
@@ -26,12 +26,7 @@ def _no_loop_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return load_settings(
-        queue="inline",
-        data_dir=tmp_path / "data",
-        journal_dir=tmp_path / "journal",
-        embedding_model="hashing:8",
-    )
+    return inline_settings(tmp_path, "hashing:8")
 
 
 @pytest.fixture

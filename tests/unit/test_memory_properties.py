@@ -11,10 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from server.app import build_server
 from shared.contracts.memory import CATEGORIES
-from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, threaded_client
+from tests.mcp_thread import ThreadedClient, inline_client
 
 # Lone surrogates and control characters too: JSON can carry them, UTF-8 cannot.
 text = st.text(max_size=300) | st.text(
@@ -31,9 +29,7 @@ SETTINGS = settings(
 
 @pytest.fixture(scope="module")
 def mcp(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ThreadedClient]:
-    data = tmp_path_factory.mktemp("props") / "data"
-    server = build_server(load_settings(queue="inline", data_dir=data, embedding_model="hashing:64"))
-    with threaded_client(server) as client:
+    with inline_client(tmp_path_factory.mktemp("props"), "hashing:64") as client:
         yield client
 
 

@@ -9,16 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from server.app import build_server
 from shared.contracts.memory import CATEGORIES, MAX_CONTENT_CHARS
-from shared.settings import load_settings
-from tests.mcp_thread import ThreadedClient, error, ok, threaded_client
+from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 
 @pytest.fixture
 def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
-    settings = load_settings(queue="inline", data_dir=tmp_path / "data", embedding_model="hashing:384")
-    with threaded_client(build_server(settings)) as client:
+    with inline_client(tmp_path) as client:
         yield client
 
 
