@@ -1,4 +1,4 @@
-"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo``.
+"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo | claude ACTION``.
 
 Imports are made inside each command: ``serve`` over stdio must start reading the
 wire before anything heavy (pydantic, the MCP SDK) is loaded.
@@ -36,6 +36,9 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--no-recursive", action="store_true", help="only the directory's own files")
     sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
     sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
+    claude = sub.add_parser("claude", help="install or remove this checkout's Claude Code plugin")
+    claude.add_argument("action", choices=["install", "uninstall"])
+    claude.add_argument("--scope", choices=["user", "project", "local"], default="user")
     return parser
 
 
@@ -91,6 +94,10 @@ async def _status() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "claude":  # needs no settings: a bad LMS_* value must not block (un)installing
+        from server.cli.claude import run
+
+        return run(args.action, args.scope)
     front = None
     if args.command == "serve" and args.transport == "stdio":
         from server.stdio_front import StdioFront
