@@ -1,0 +1,96 @@
+"""The labelled set of `python -m bench context` is well formed, so a mistake in it fails here in
+milliseconds instead of minutes into a benchmark run (or, worse, skews its recall silently)."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.contracts.experiences import (
+    DOMAINS,
+    MAX_GHAP_FIELD_CHARS,
+    MAX_RESOLUTION_FIELD_CHARS,
+    OUTCOME_STATUSES,
+    ROOT_CAUSE_CATEGORIES,
+    STRATEGIES,
+)
+from shared.contracts.memory import CATEGORIES
+
+SET_PATH = Path(__file__).resolve().parents[2] / "bench" / "data" / "context_set.json"
+PROMPT_KINDS = {"related", "unrelated", "near_miss"}
+
+
+@pytest.fixture(scope="module")
+def labelled() -> dict[str, Any]:
+    return json.loads(SET_PATH.read_text())
+
+
+def test_ids_are_unique_across_the_whole_set(labelled: dict[str, Any]) -> None:
+    ids = [item["id"] for part in ("experiences", "memories", "prompts") for item in labelled[part]]
+    assert [i for i, n in Counter(ids).items() if n > 1] == []
+
+
+def test_experiences_pass_resolve_ghap_validation(labelled: dict[str, Any]) -> None:
+    for e in labelled["experiences"]:
+        assert e["domain"] in DOMAINS, e["id"]
+        assert e["strategy"] in STRATEGIES, e["id"]
+        assert e["status"] in OUTCOME_STATUSES, e["id"]
+        for name in ("goal", "hypothesis", "action", "prediction"):
+            assert 0 < len(e[name].strip()) <= MAX_GHAP_FIELD_CHARS, (e["id"], name)
+        assert 0 < len(e["result"].strip()) <= MAX_RESOLUTION_FIELD_CHARS, e["id"]
+        if e["status"] == "falsified":
+            # resolve_ghap refuses a falsified outcome without both.
+            assert e.get("surprise"), e["id"]
+            assert e.get("root_cause", {}).get("category") in ROOT_CAUSE_CATEGORIES, e["id"]
+            assert e["root_cause"].get("description"), e["id"]
+        if e["status"] == "abandoned":
+            assert "lesson" not in e, e["id"]
+        if "lesson" in e:
+            assert e["lesson"]["what_worked"], e["id"]
+
+
+def test_the_history_is_varied(labelled: dict[str, Any]) -> None:
+    experiences = labelled["experiences"]
+    assert 50 <= len(experiences) <= 70
+    assert set(Counter(e["status"] for e in experiences)) == set(OUTCOME_STATUSES)
+    assert len({e["domain"] for e in experiences}) == len(DOMAINS)
+
+
+def test_memories_are_storable(labelled: dict[str, Any]) -> None:
+    for m in labelled["memories"]:
+        assert m["category"] in CATEGORIES, m["id"]
+        assert 0.0 <= m["importance"] <= 1.0, m["id"]
+        assert m["content"].strip(), m["id"]
+
+
+def test_every_expected_id_is_seeded(labelled: dict[str, Any]) -> None:
+    seeded = {item["id"] for part in ("experiences", "memories") for item in labelled[part]}
+    for prompt in labelled["prompts"]:
+        assert set(prompt["expected"]) <= seeded, prompt["id"]
+
+
+def test_related_prompts_expect_something_and_the_others_nothing(labelled: dict[str, Any]) -> None:
+    for prompt in labelled["prompts"]:
+        assert prompt["kind"] in PROMPT_KINDS, prompt["id"]
+        assert prompt["text"].strip(), prompt["id"]
+        if prompt["kind"] == "related":
+            assert 1 <= len(prompt["expected"]) <= 3, prompt["id"]
+        else:
+            assert prompt["expected"] == [], prompt["id"]
+    kinds = Counter(prompt["kind"] for prompt in labelled["prompts"])
+    assert kinds["related"] >= 40
+    assert kinds["unrelated"] >= 30
+
+
+def test_prompts_do_not_copy_the_stored_text(labelled: dict[str, Any]) -> None:
+    """A prompt that repeats its target's goal would measure string matching, not recall."""
+    items = {item["id"]: item for part in ("experiences", "memories") for item in labelled[part]}
+    for prompt in labelled["prompts"]:
+        for expected in prompt["expected"]:
+            stored = items[expected].get("goal") or items[expected]["content"]
+            assert prompt["text"].lower() != stored.lower(), prompt["id"]
+            assert stored.lower() not in prompt["text"].lower(), prompt["id"]
