@@ -9,8 +9,12 @@ STAMP := $(VENV)/.installed
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 REDIS_HOST := 127.0.0.1
 REDIS_PORT := 6379
+# Real Claude Code for the end-to-end tests, pinned: its prompts and hook handling change between releases.
+CLAUDE_CODE_VERSION := 2.1.330
+CLAUDE_DIR := .tools/claude
+CLAUDE_STAMP := $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
 
-.PHONY: run test install redis lint typecheck bench clean
+.PHONY: run test install redis claude-code lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -21,6 +25,21 @@ $(STAMP): pyproject.toml
 	touch $@
 
 install: $(STAMP)
+
+# No package-lock: it would pin the registry host of whoever ran this; the version is pinned here.
+$(CLAUDE_STAMP):
+	@if ! command -v npm >/dev/null; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq nodejs npm; \
+	fi
+	mkdir -p $(CLAUDE_DIR)
+	@# A package.json of its own, so that npm installs here and not into a parent folder.
+	[ -f $(CLAUDE_DIR)/package.json ] || echo '{"private": true}' > $(CLAUDE_DIR)/package.json
+	cd $(CLAUDE_DIR) && npm install --no-audit --no-fund --no-package-lock --no-save --silent \
+		@anthropic-ai/claude-code@$(CLAUDE_CODE_VERSION)
+	$(CLAUDE_DIR)/node_modules/.bin/claude --version | grep -q '^$(CLAUDE_CODE_VERSION)'
+	touch $@
+
+claude-code: $(CLAUDE_STAMP)
 
 # Use the Redis at 127.0.0.1:6379 when it answers; else start redis-server, installing it if absent.
 redis:
@@ -48,7 +67,7 @@ typecheck: install
 	$(BIN)/mypy server worker shared
 
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
-test: install redis lint typecheck
+test: install redis claude-code lint typecheck
 	@rm -f .coverage .coverage.*
 	@$(BIN)/pytest --cov --cov-report=term --cov-fail-under=90; rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc
