@@ -41,13 +41,13 @@ class ClaudeCliError(Exception):
     """A step failed; the message says which and what ``claude`` answered."""
 
 
-def find_claude(env: Mapping[str, str] | None = None, repo: Path = REPO_ROOT) -> Path | None:
+def find_claude(env: Mapping[str, str] | None = None, repo: Path | None = None) -> Path | None:
     """``claude`` on PATH first (the user's own install), else the checkout's pinned copy."""
     env = os.environ if env is None else env
     found = shutil.which("claude", path=env.get("PATH", os.defpath))
     if found:
         return Path(found)
-    local = repo / LOCAL_CLAUDE
+    local = (REPO_ROOT if repo is None else repo) / LOCAL_CLAUDE
     return local if os.access(local, os.X_OK) else None
 
 
