@@ -6,12 +6,13 @@ import asyncio
 import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
+from server.hooks.values_cache import refresh_values_cache
 from server.jobclient import JobClient, create_job_client
 from server.journal.journal import Journal
 from server.loops.store import LoopStore
@@ -31,6 +32,8 @@ class AppContext:
     session_id: str
     _journal: Journal | None = None
     _loops: LoopStore | None = None
+    # GHAP entries the Stop hook has reminded the agent of: once each, never on every stop.
+    reminded: set[str] = field(default_factory=set)
 
     @property
     def journal(self) -> Journal:
@@ -59,14 +62,17 @@ def make_lifespan(
         resolved = settings or get_settings()
         jobs = await create_job_client(resolved)
         app = AppContext(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
-        drainer = asyncio.create_task(
-            keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain"
-        )
+        background = [
+            asyncio.create_task(keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain"),
+            # Values stored from another session or machine reach this project's next brief.
+            asyncio.create_task(refresh_values_cache(app), name="values-cache"),
+        ]
         try:
             yield app
         finally:
-            drainer.cancel()
-            await asyncio.gather(drainer, return_exceptions=True)
+            for task in background:
+                task.cancel()
+            await asyncio.gather(*background, return_exceptions=True)
             await jobs.close()
 
     return lifespan

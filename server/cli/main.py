@@ -1,4 +1,5 @@
-"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo | claude ACTION``.
+"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo | claude ACTION |
+hook EVENT``.
 
 Imports are made inside each command: ``serve`` over stdio must start reading the
 wire before anything heavy (pydantic, the MCP SDK) is loaded.
@@ -7,7 +8,6 @@ wire before anything heavy (pydantic, the MCP SDK) is loaded.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import json
 import sys
 from collections.abc import Sequence
@@ -36,6 +36,8 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--no-recursive", action="store_true", help="only the directory's own files")
     sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
     sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
+    hook = sub.add_parser("hook", help="what a Claude Code command hook runs (reads its JSON on stdin)")
+    hook.add_argument("event", choices=["session-start"])
     claude = sub.add_parser("claude", help="install or remove this checkout's Claude Code plugin")
     claude.add_argument("action", choices=["install", "uninstall"])
     claude.add_argument("--scope", choices=["user", "project", "local"], default="user")
@@ -94,6 +96,10 @@ async def _status() -> int:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "hook":  # before anything heavy: Claude Code waits for this process
+        from server.hooks.session_brief import main as session_start
+
+        return session_start()
     if args.command == "claude":  # needs no settings: a bad LMS_* value must not block (un)installing
         from server.cli.claude import run
 
@@ -103,6 +109,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         from server.stdio_front import StdioFront
 
         front = StdioFront.start()  # answers the handshake while the rest loads
+
+    import asyncio  # here, not at the top: the hook command must not pay for it
 
     from shared.errors import LmsError
     from shared.log import configure_logging

@@ -33,7 +33,9 @@ from pydantic import ValidationError as PydanticValidationError
 from server.journal import files, records
 from server.journal.archive import ArchiveCache
 from shared.contracts.experiences import (
+    MAX_EVIDENCE,
     Domain,
+    Evidence,
     GhapEntry,
     Lesson,
     OutcomeStatus,
@@ -158,6 +160,18 @@ class Journal:
             )
             self._write_active(updated)
             self._log_event("update", updated.id)
+            return updated
+
+    def add_evidence(self, evidence: Evidence) -> GhapEntry | None:
+        """Keep a test or build run with the active entry (its latest ``MAX_EVIDENCE``); None,
+        and nothing written, when no entry is active."""
+        with self._locked() as current:
+            if current is None:
+                return None
+            kept = [*current.evidence, evidence][-MAX_EVIDENCE:]
+            updated = current.model_copy(update={"evidence": kept})
+            self._write_active(updated)
+            self._log_event("evidence", updated.id)
             return updated
 
     def resolve(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from mcp.server.mcpserver import MCPServer
 
 from server.services import AppContext
-from server.tools import code, ghap, git, learning, loops, memory, search, system
+from server.tools import code, context, ghap, git, hooks, learning, loops, memory, search, system
 
 
 def register_all(server: MCPServer[AppContext]) -> None:
@@ -17,3 +17,5 @@ def register_all(server: MCPServer[AppContext]) -> None:
     git.register(server)
     learning.register(server)
     loops.register(server)
+    context.register(server)
+    hooks.register(server)

@@ -15,8 +15,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
+from server.background import spawn
 from server.persistence import RETRY_DELAYS_S, persist
 from server.services import AppContext, app_context
+from server.tools.context import premortem_or_nothing
 from server.tool_errors import guarded
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
@@ -119,12 +121,7 @@ def _persist_in_background(app: AppContext, entry: GhapEntry) -> None:
         except LmsError as exc:  # it stays in the outbox, which the drain retries
             log.info("experience.persist_deferred", ghap_id=entry.id, error=exc.message)
 
-    task = asyncio.create_task(run())
-    _background.add(task)
-    task.add_done_callback(_background.discard)
-
-
-_background: set[asyncio.Task[None]] = set()
+    spawn(run(), name=f"persist-{entry.id}")
 
 
 def register(server: MCPServer[AppContext]) -> None:
@@ -132,7 +129,8 @@ def register(server: MCPServer[AppContext]) -> None:
         name="start_ghap",
         description=(
             "Start tracking a working hypothesis: your goal, what you believe (hypothesis), what you do "
-            "about it (action) and what you expect to see if you are right (prediction). "
+            "about it (action) and what you expect to see if you are right (prediction). The answer's "
+            "warnings are past falsified or abandoned attempts at similar goals, with their root causes. "
             f"Domains: {', '.join(DOMAINS)}. Strategies: {', '.join(STRATEGIES)}."
         ),
     )
@@ -155,8 +153,18 @@ def register(server: MCPServer[AppContext]) -> None:
             "action": _required("action", action),
             "prediction": _required("prediction", prediction),
         }
-        entry, orphan = await asyncio.to_thread(app.journal.start, domain=domain, strategy=strategy, **fields)
-        answer = _entry(entry)
+        # Looked up while the journal writes: warnings cost start_ghap no more than their own search.
+        warnings = asyncio.create_task(
+            premortem_or_nothing(app, fields["goal"], fields["hypothesis"], domain), name="premortem"
+        )
+        try:
+            entry, orphan = await asyncio.to_thread(
+                app.journal.start, domain=domain, strategy=strategy, **fields
+            )
+        except BaseException:
+            warnings.cancel()
+            raise
+        answer = {**_entry(entry), "warnings": await warnings}
         if orphan is not None:
             log.warning("ghap.orphaned_entry", orphan=orphan.id, new=entry.id)
             answer["warning"] = (

@@ -16,7 +16,9 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, await_job
+from server.background import spawn
+from server.hooks.values_cache import refresh_values_cache
+from server.services import AppContext, app_context, await_job
 from server.tool_errors import guarded
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import AXES, Axis
@@ -145,7 +147,9 @@ def register(server: MCPServer[AppContext]) -> None:
         request = StoreValueRequest(
             id=str(uuid.uuid4()), text=checked, axis=axis, label=label, created_at=datetime.now(UTC)
         )
-        return _value(await await_job(ctx, STORE_VALUE, request))
+        stored = await await_job(ctx, STORE_VALUE, request)
+        spawn(refresh_values_cache(app_context(ctx)), name="values-cache")
+        return _value(stored)
 
     @server.tool(
         name="list_values",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import code, diagnostics, experiences, git, learning, memory
+from shared.contracts import code, context, diagnostics, experiences, git, learning, memory
 from shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -31,5 +31,9 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     learning.VALIDATE_VALUE,
     learning.STORE_VALUE,
     learning.LIST_VALUES,
+    context.ASSEMBLE_CONTEXT,
+    context.PREMORTEM,
+    context.EXPAND_CONTEXT,
+    code.REINDEX_FILE,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

@@ -138,6 +138,16 @@ class ListProjectsResponse(Contract):
     projects: list[ProjectInfo]
 
 
+class ReindexFileRequest(Contract):
+    path: str  # absolute
+
+
+class ReindexFileResponse(Contract):
+    project: str | None  # the indexed project holding the file; None when none does
+    files_indexed: int  # 1 when the file was (re)read, 0 when unchanged or not indexed
+    files_removed: int  # 1 when its units were dropped (deleted, or no longer wanted)
+
+
 class DeleteProjectRequest(Contract):
     project: str
 
@@ -153,6 +163,10 @@ INDEX_CODEBASE: JobSpec[IndexCodebaseRequest, IndexCodebaseResponse] = JobSpec(
 )
 SEARCH_CODE: JobSpec[SearchCodeRequest, SearchCodeResponse] = JobSpec(
     "search_code", SearchCodeRequest, SearchCodeResponse, Queue.INTERACTIVE, timeout_s=120
+)
+# One edited file (the Claude Code hook): the batch queue, behind or beside any index job.
+REINDEX_FILE: JobSpec[ReindexFileRequest, ReindexFileResponse] = JobSpec(
+    "reindex_file", ReindexFileRequest, ReindexFileResponse, Queue.BATCH, timeout_s=600
 )
 LIST_PROJECTS: JobSpec[ListProjectsRequest, ListProjectsResponse] = JobSpec(
     "list_indexed_projects", ListProjectsRequest, ListProjectsResponse, Queue.INTERACTIVE, timeout_s=60

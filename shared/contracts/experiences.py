@@ -86,6 +86,24 @@ class Iteration(Contract):
     updated_at: datetime
 
 
+EvidenceKind = Literal["test", "build"]
+# An entry keeps its most recent runs: enough to tell a trend, never a growing file.
+MAX_EVIDENCE = 20
+
+
+class Evidence(Contract):
+    """A test or build run seen while the entry was active (recorded by the Claude Code hook)."""
+
+    kind: EvidenceKind
+    command: str
+    passed: bool  # exit status 0 and no failure counted
+    exit_code: int | None = None
+    tests_passed: int | None = None
+    tests_failed: int | None = None
+    summary: str  # one line, e.g. "5 passed, 1 failed"
+    at: datetime
+
+
 class RootCause(Contract):
     category: RootCauseCategory
     description: str
@@ -121,6 +139,7 @@ class GhapEntry(Contract):
     created_at: datetime
     updated_at: datetime
     iterations: list[Iteration] = Field(default_factory=list)
+    evidence: list[Evidence] = Field(default_factory=list)  # oldest first
     resolution: Resolution | None = None
 
     @property
@@ -172,6 +191,7 @@ class ExperienceHit(Contract):
     root_cause: RootCause | None = None
     lesson: Lesson | None = None
     confidence_tier: ConfidenceTier
+    evidence: list[Evidence] = Field(default_factory=list)
     score: float = Field(ge=0.0, le=1.0)
     created_at: datetime
 

@@ -182,6 +182,7 @@ async def test_payload_carries_the_whole_experience(ctx: JobContext) -> None:
                 "takeaway": "Check autouse fixtures first",
             },
             "confidence_tier": "gold",
+            "evidence": [],
             "weight": 1.0,
             "created_at": T0.isoformat(),
             "created_ts": T0.timestamp(),

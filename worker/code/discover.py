@@ -82,6 +82,27 @@ def discover(root: Path, recursive: bool = True, *, language_of: LanguageOf | No
     return Discovery(files=files, skipped=skipped, git=listed is not None)
 
 
+def discover_one(root: Path, rel: PurePosixPath, recursive: bool = True) -> bool:
+    """Whether :func:`discover` would list ``rel`` (relative to ``root``): the same rules, without
+    listing the tree, for re-indexing one edited file."""
+    base = root.resolve()
+    if not recursive and len(rel.parts) != 1:
+        return False
+    if not _wanted(base, rel, parser.language_for):
+        return False
+    try:
+        # Exit 0: ignored. Outside a work tree git fails (128), and nothing is ignored.
+        ignored = subprocess.run(
+            ["git", "-C", str(base), "check-ignore", "-q", "--", str(rel)],
+            capture_output=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return True
+    return ignored.returncode != 0
+
+
 def _git_files(base: Path, recursive: bool) -> list[PurePosixPath] | None:
     """What git lists under ``base``, or None if ``base`` is not in a work tree (or git is missing)."""
     try:

@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 from shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
 from shared.log import get_logger
 from worker.code import lexical, parser
-from worker.code.discover import discover
+from worker.code.discover import Discovery, discover, discover_one
 from worker.code.units import INDEXES, embedding_text, unit_payload
 from worker.context import ProgressReporter, WorkerServices, no_progress
 from worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, VectorStore
@@ -118,15 +118,23 @@ class CodeIndexer:
         self._total = 0
         self._last_report = 0.0
 
-    async def run(self) -> IndexCodebaseResponse:
+    async def run(self, only: PurePosixPath | None = None) -> IndexCodebaseResponse:
+        """Index the whole directory, or with ``only`` that one file (relative to the root): read
+        again if it changed, dropped if it is gone or no longer wanted, the rest untouched."""
         started = time.perf_counter()
-        discovery = await asyncio.to_thread(discover, self.root, self.recursive)
+        if only is None:
+            discovery = await asyncio.to_thread(discover, self.root, self.recursive)
+        else:
+            wanted = await asyncio.to_thread(discover_one, self.root, only, self.recursive)
+            discovery = Discovery(files=[only] if wanted else [], skipped=0 if wanted else 1)
         self._total = len(discovery.files)
         metadata = await self.services.metadata()
         rows = await metadata.fetchall(
             "SELECT path, content_hash FROM indexed_files WHERE repo = ?", (self.project,)
         )
         known = {str(row["path"]): str(row["content_hash"]) for row in rows}
+        if only is not None:
+            known = {path: digest for path, digest in known.items() if path == str(only)}
         await self._remove(sorted(set(known) - {str(rel) for rel in discovery.files}))
         await self._report(force=True)
 

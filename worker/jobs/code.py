@@ -11,13 +11,14 @@ from __future__ import annotations
 import asyncio
 import os
 import weakref
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from shared.contracts.code import (
     COLLECTION,
     DELETE_PROJECT,
     INDEX_CODEBASE,
     LIST_PROJECTS,
+    REINDEX_FILE,
     SEARCH_CODE,
     DeleteProjectRequest,
     DeleteProjectResponse,
@@ -26,6 +27,8 @@ from shared.contracts.code import (
     ListProjectsRequest,
     ListProjectsResponse,
     ProjectInfo,
+    ReindexFileRequest,
+    ReindexFileResponse,
     SearchCodeRequest,
     SearchCodeResponse,
 )
@@ -79,7 +82,47 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
         indexer = CodeIndexer(
             ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
         )
-        return await indexer.run()
+        response = await indexer.run()
+        metadata = await ctx.services.metadata()
+        await metadata.execute(
+            "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?) "
+            "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
+            (request.project, str(indexer.root), int(request.recursive)),
+        )
+        return response
+
+
+async def _project_of(ctx: JobContext, path: Path) -> tuple[str, Path, bool] | None:
+    """The indexed project whose root holds ``path`` (the innermost, when roots nest)."""
+    rows = await (await ctx.services.metadata()).fetchall(
+        "SELECT project, root, recursive FROM project_roots"
+    )
+    holders = [row for row in rows if path.is_relative_to(str(row["root"]))]
+    if not holders:
+        return None
+    row = max(holders, key=lambda row: len(str(row["root"])))
+    return str(row["project"]), Path(str(row["root"])), bool(row["recursive"])
+
+
+@job(REINDEX_FILE)
+async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexFileResponse:
+    given = PurePosixPath(request.path)
+    if not given.is_absolute():
+        raise ValidationError(f"path must be absolute, got {request.path!r}")
+    # Not resolved as a whole: a deleted file must still map to its project to be dropped.
+    path = await asyncio.to_thread(lambda: Path(given.parent).resolve() / given.name)
+    found = await _project_of(ctx, path)
+    if found is None:
+        return ReindexFileResponse(project=None, files_indexed=0, files_removed=0)
+    project, root, recursive = found
+    if not await asyncio.to_thread(root.is_dir):
+        return ReindexFileResponse(project=project, files_indexed=0, files_removed=0)
+    async with project_lock(ctx.services, project):
+        indexer = CodeIndexer(ctx.services, root, project, recursive=recursive)
+        result = await indexer.run(only=PurePosixPath(path.relative_to(root).as_posix()))
+    return ReindexFileResponse(
+        project=project, files_indexed=result.files_indexed, files_removed=result.files_removed
+    )
 
 
 @job(SEARCH_CODE)
@@ -115,6 +158,7 @@ async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -
         metadata = await ctx.services.metadata()
         await lexical.remove_project(metadata, project)
         # Rows last: if the job dies before, a retry still finds the project and finishes the job.
+        await metadata.execute("DELETE FROM project_roots WHERE project = ?", (project,))
         files = await metadata.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
     log.info("code_project_deleted", project=project, units=deleted, files=files)
     return DeleteProjectResponse(project=project, units_deleted=deleted)

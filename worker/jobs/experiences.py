@@ -134,6 +134,7 @@ def payload(entry: GhapEntry, resolution: Resolution, axis: str) -> dict[str, An
         "root_cause": resolution.root_cause.model_dump(mode="json") if resolution.root_cause else None,
         "lesson": resolution.lesson.model_dump(mode="json") if resolution.lesson else None,
         "confidence_tier": resolution.confidence_tier,
+        "evidence": [item.model_dump(mode="json") for item in entry.evidence],
         "weight": TIER_WEIGHTS[resolution.confidence_tier],
         "created_at": entry.created_at.isoformat(),
         "created_ts": entry.created_at.timestamp(),

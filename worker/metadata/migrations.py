@@ -72,6 +72,15 @@ MIGRATIONS: tuple[str, ...] = (
         version INTEGER NOT NULL
     );
     """,
+    # 5: where each project was indexed from, so an edited file can be re-indexed on its own
+    # (projects indexed before this migration are known again after their next index_codebase).
+    """
+    CREATE TABLE project_roots (
+        project TEXT PRIMARY KEY,
+        root TEXT NOT NULL,
+        recursive INTEGER NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

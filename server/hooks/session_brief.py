@@ -1,0 +1,134 @@
+"""The SessionStart brief: ``learning-memory hook session-start``, run by Claude Code as a command.
+
+Claude Code runs SessionStart hooks before it connects to MCP servers, so this cannot be a tool
+call. It reads only local files, with the standard library (no pydantic, no SDK, no asyncio:
+the process must answer in tens of milliseconds):
+
+- the project's GHAP journal: the active entry (continuity after ``/clear`` and compaction) and
+  the newest resolved entries that carry a lesson or a root cause;
+- the values cache the server keeps in the data folder (``values_cache.py``): the strongest
+  validated lessons.
+
+Anything unreadable is left out: a brief with less in it, never an error. Nothing at all to say
+prints nothing.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from shared.context_lines import entry_data, experience_line, one_line, value_line
+from shared.paths import data_dir_from_env
+
+BUDGET_TOKENS = 400
+CHARS_PER_TOKEN = 3.5  # as shared.contracts.context, which this process must not import
+MAX_VALUES = 3
+MAX_LESSONS = 3
+# Archive files are immutable and named by entry: the newest by mtime are the newest resolved.
+ARCHIVE_SCAN = 40
+VALUES_CACHE = Path("cache") / "values.json"
+
+
+def journal_dir(cwd: Path) -> Path:
+    configured = Path(os.environ.get("LMS_JOURNAL_DIR") or ".claude/journal").expanduser()
+    return configured if configured.is_absolute() else cwd / configured
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+
+
+def _active_lines(journal: Path) -> list[str]:
+    entry = _read_json(journal / "active.json")
+    if not isinstance(entry, dict) or entry.get("resolution") is not None or not entry.get("goal"):
+        return []
+    iteration = len(entry.get("iterations") or []) + 1
+    lines = [
+        f"Active GHAP entry (iteration {iteration}, started {str(entry.get('created_at', ''))[:16]}), "
+        "still open from before:",
+        f"  goal: {one_line(entry['goal'])}",
+        f"  hypothesis: {one_line(entry.get('hypothesis', ''))}",
+        f"  prediction: {one_line(entry.get('prediction', ''))}",
+    ]
+    evidence = entry.get("evidence") or []
+    if evidence and isinstance(evidence[-1], dict):
+        lines.append(f"  last run: {one_line(evidence[-1].get('summary', ''))}")
+    lines.append(
+        "  Carry on with it: update_ghap as you learn, resolve_ghap once the prediction holds or fails."
+    )
+    return lines
+
+
+def _lesson_lines(journal: Path) -> list[str]:
+    try:
+        files = [e for e in os.scandir(journal / "archive") if e.name.endswith(".json") and e.is_file()]
+    except OSError:
+        return []
+    files.sort(key=lambda e: e.stat().st_mtime, reverse=True)
+    lines: list[str] = []
+    for item in files[:ARCHIVE_SCAN]:
+        entry = _read_json(Path(item.path))
+        resolution = entry.get("resolution") if isinstance(entry, dict) else None
+        if not isinstance(resolution, dict) or not (resolution.get("lesson") or resolution.get("root_cause")):
+            continue
+        lines.append(f"- [exp:{entry.get('id')}] {experience_line(entry_data(entry))}")
+        if len(lines) >= MAX_LESSONS:
+            break
+    return lines
+
+
+def _value_lines(data_dir: Path) -> list[str]:
+    values = _read_json(data_dir / VALUES_CACHE)
+    if not isinstance(values, list):
+        return []
+    return [f"- [val:{v.get('id')}] {value_line(v)}" for v in values[:MAX_VALUES] if isinstance(v, dict)]
+
+
+def _within_budget(lines: list[str], budget: int = BUDGET_TOKENS) -> list[str]:
+    kept: list[str] = []
+    used = 0.0
+    for line in lines:
+        cost = (len(line) + 1) / CHARS_PER_TOKEN
+        if used + cost > budget:
+            break
+        kept.append(line)
+        used += cost
+    return kept
+
+
+def brief(cwd: Path, data_dir: Path) -> str:
+    journal = journal_dir(cwd)
+    lines = _active_lines(journal)
+    values = _value_lines(data_dir)
+    if values:
+        lines += ["Validated lessons (values) from past work:", *values]
+    lessons = _lesson_lines(journal)
+    if lessons:
+        lines += ["Recent lessons in this project:", *lessons]
+    if not lines:
+        return ""
+    header = "Learning memory brief (ids expand with expand_context):"
+    return "\n".join(_within_budget([header, *lines]))
+
+
+def main(stdin: Any = None, stdout: Any = None) -> int:
+    """Read Claude Code's hook input, print the hook answer; never fail the session."""
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    try:
+        event = json.loads(stdin.read() or "{}")
+        cwd = Path(event.get("cwd") or os.getcwd()) if isinstance(event, dict) else Path.cwd()
+        text = brief(cwd, data_dir_from_env())
+    except Exception as exc:  # fail open: the session starts without a brief
+        sys.stderr.write(json.dumps({"event": "hook.session_start_failed", "error": str(exc)}) + "\n")
+        return 0
+    if text:
+        answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
+        stdout.write(json.dumps(answer) + "\n")
+    return 0

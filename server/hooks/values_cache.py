@@ -1,0 +1,53 @@
+"""The strongest values, kept in a file for the SessionStart brief.
+
+The brief runs before Claude Code connects to the server and must not wait for a worker, so
+the server writes the values it learns of (at start, and after every store_value) where the
+brief can read them: ``<data dir>/cache/values.json``, replaced atomically.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
+from server.jobclient import JobStillRunning, run_job
+from shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
+from shared.errors import LmsError
+from shared.log import get_logger
+
+if TYPE_CHECKING:
+    from server.services import AppContext
+
+log = get_logger(__name__)
+FIELDS = ("id", "text", "axis", "cluster_id", "cluster_size", "created_at")
+
+
+def write_values_cache(data_dir: Path, values: list[ValueRecord]) -> None:
+    """``values`` in list_values order (largest clusters first); the first few are kept."""
+    path = data_dir / VALUES_CACHE
+    rows = [value.model_dump(mode="json", include=set(FIELDS)) for value in values[:MAX_VALUES]]
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp.write_text(json.dumps(rows))
+        os.replace(tmp, path)  # a reader sees the old list or the new one
+    except OSError as exc:  # only the brief is poorer for it
+        log.warning("values_cache.write_failed", path=str(path), error=str(exc))
+        tmp.unlink(missing_ok=True)
+
+
+async def refresh_values_cache(app: AppContext) -> None:
+    """Ask the worker for the strongest values and keep them for the brief; on failure the old
+    file stays (a stale brief beats none)."""
+    try:
+        found = await run_job(
+            app.jobs, LIST_VALUES, ListValuesRequest(limit=MAX_VALUES), timeout_s=app.settings.tool_wait_s
+        )
+    except (LmsError, JobStillRunning) as exc:
+        log.info("values_cache.not_refreshed", reason=str(exc))
+        return
+    write_values_cache(app.settings.data_dir, found.results)

@@ -1,0 +1,195 @@
+"""Tools the Claude Code plugin's hooks call (``mcp_tool`` hooks, over the connection Claude Code
+already holds: no process per hook, and the same in inline mode).
+
+Each answers text Claude Code reads as a hook's output: an empty string adds nothing, a JSON
+object in Claude Code's hook shape puts one short block in front of the model. Every hook fails
+open (``server.fail_open``): no answer in time is an empty answer, never an error.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import Field
+
+from server.fail_open import within_budget
+from server.hooks import test_runs
+from server.services import AppContext, app_context
+from server.tools.context import assemble, render
+from server.tools.inputs import utf8_safe
+from shared.context_lines import one_line
+from shared.contracts.code import REINDEX_FILE, ReindexFileRequest
+from shared.contracts.context import estimate_tokens
+from shared.contracts.experiences import Evidence, GhapEntry
+from shared.log import get_logger
+
+log = get_logger(__name__)
+PROMPT_BUDGET_TOKENS = 300
+PROMPT_MAX_ITEMS = 4
+PROMPT_HEADER = "Learning memory: past work that may bear on this (expand_context(ids) for whole records):"
+# A prompt this short ("yes", "go on", "thanks") is a reply, not a task to look up.
+MIN_PROMPT_CHARS = 12
+# Tool output beyond this is the noise before a runner's summary, which comes last.
+MAX_OUTPUT_CHARS = 20_000
+_PREDICTS_RUN = re.compile(
+    r"\b(tests?|pass(es|ing)?|fail(s|ing|ures?)?|green|red|suite|ci|build(s)?|compil\w*|pytest|jest|"
+    r"vitest|cargo|go test|spec(s)?|assert\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def hook_answer(event: str, context: str) -> str:
+    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
+
+
+def _tracking(app: AppContext) -> bool:
+    """Whether this project has a journal at all: a hook must not create one in every project."""
+    return app.settings.journal_dir.is_dir()
+
+
+def _bears_on(prediction: str) -> bool:
+    return bool(_PREDICTS_RUN.search(prediction))
+
+
+def _outcome_line(entry: GhapEntry, evidence: Evidence) -> str | None:
+    """One line when the run speaks to the active prediction and says something new: the first
+    run of its kind on this entry, or one whose outcome differs from the previous run's."""
+    if not _bears_on(entry.prediction):
+        return None
+    earlier = [e for e in entry.evidence[:-1] if e.kind == evidence.kind]
+    if earlier and earlier[-1].passed == evidence.passed:
+        return None
+    prediction = one_line(entry.prediction, 120)
+    if evidence.passed:
+        return (
+            f'Learning memory: {evidence.summary}. The active GHAP predicted: "{prediction}". If this '
+            'confirms it, resolve_ghap(status="confirmed", result=...).'
+        )
+    return (
+        f'Learning memory: {evidence.summary}. Not yet what the active GHAP predicted ("{prediction}"): '
+        'update_ghap if your hypothesis changed, or resolve_ghap(status="falsified", ...) if it is wrong.'
+    )
+
+
+def register(server: MCPServer[AppContext]) -> None:
+    @server.tool(
+        name="hook_prompt_context",
+        description=(
+            "For the Claude Code plugin's UserPromptSubmit hook: past experiences, values and memories "
+            "relevant to a prompt, as hook output (empty when nothing is relevant). Call assemble_context "
+            "yourself instead."
+        ),
+    )
+    async def hook_prompt_context(ctx: Context[AppContext, Any], prompt: str = "") -> str:
+        app = app_context(ctx)
+        query = utf8_safe(prompt).strip()
+        if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
+            return ""
+
+        async def work() -> str:
+            budget = PROMPT_BUDGET_TOKENS - estimate_tokens(PROMPT_HEADER) - 1
+            found = await assemble(
+                app,
+                query[:2_000],
+                budget_tokens=budget,
+                min_score=app.settings.context_min_score,
+                max_items=PROMPT_MAX_ITEMS,
+                timeout_s=app.settings.hook_budget_s,
+            )
+            block = render(found, PROMPT_HEADER)
+            return hook_answer("UserPromptSubmit", block) if block else ""
+
+        return await within_budget(app, "prompt_context", work, "")
+
+    @server.tool(
+        name="hook_tool_outcome",
+        description=(
+            "For the Claude Code plugin's PostToolUse hook on Bash: recognises test and build runs, keeps "
+            "their outcome as evidence on the active GHAP entry, and says in one line when it bears on "
+            "the prediction."
+        ),
+    )
+    async def hook_tool_outcome(
+        ctx: Context[AppContext, Any],
+        command: str = "",
+        output: str = "",
+        stderr: str = "",
+        error: Annotated[str, Field(description="Claude Code's error text of a failed run.")] = "",
+        event: str = "PostToolUse",
+    ) -> str:
+        app = app_context(ctx)
+        kind = test_runs.classify(command)
+        if kind is None or event not in ("PostToolUse", "PostToolUseFailure") or not _tracking(app):
+            return ""
+
+        async def work() -> str:
+            failed_run = event == "PostToolUseFailure"
+            code = (test_runs.exit_code(error) or 1) if failed_run else 0
+            text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
+            counts = test_runs.counts(text)
+            evidence = Evidence(
+                kind=kind,
+                command=one_line(utf8_safe(command), 300),
+                passed=code == 0 and not counts.failed,
+                exit_code=code,
+                tests_passed=counts.passed,
+                tests_failed=counts.failed,
+                summary=test_runs.summary(kind, counts, code),
+                at=datetime.now(UTC),
+            )
+            entry = await asyncio.to_thread(app.journal.add_evidence, evidence)
+            line = _outcome_line(entry, evidence) if entry is not None else None
+            return hook_answer(event, line) if line else ""
+
+        return await within_budget(app, "tool_outcome", work, "", needs_worker=False)
+
+    @server.tool(
+        name="hook_file_changed",
+        description=(
+            "For the Claude Code plugin's PostToolUse hook on Edit/Write: re-indexes the edited file in the "
+            "background when its project is indexed for search_code. Answers nothing."
+        ),
+    )
+    async def hook_file_changed(ctx: Context[AppContext, Any], file_path: str = "") -> str:
+        app = app_context(ctx)
+        path = Path(utf8_safe(file_path).strip())
+        if not path.is_absolute():
+            return ""
+
+        async def work() -> str:
+            # Queued, not awaited: the batch queue re-reads the file while the session goes on.
+            await app.jobs.submit(REINDEX_FILE, ReindexFileRequest(path=str(path)))
+            return ""
+
+        return await within_budget(app, "file_changed", work, "")
+
+    @server.tool(
+        name="hook_stop",
+        description=(
+            "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."
+        ),
+    )
+    async def hook_stop(ctx: Context[AppContext, Any], stop_hook_active: str = "false") -> str:
+        app = app_context(ctx)
+        if stop_hook_active.strip().lower() == "true" or not _tracking(app):
+            return ""  # continuing because of a Stop hook already: never hold the agent twice
+
+        async def work() -> str:
+            entry = await asyncio.to_thread(app.journal.active)
+            if entry is None or entry.id in app.reminded:
+                return ""
+            app.reminded.add(entry.id)
+            reason = (
+                f'Learning memory: the GHAP entry "{one_line(entry.goal, 120)}" is still active. If you '
+                'know the outcome, resolve_ghap(status="confirmed"|"falsified"|"abandoned", result=...) '
+                "so the experience is kept; if the work goes on, say so and stop."
+            )
+            return json.dumps({"decision": "block", "reason": reason})
+
+        return await within_budget(app, "stop", work, "", needs_worker=False)

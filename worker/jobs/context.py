@@ -1,0 +1,193 @@
+"""Context jobs: experiences, values and memories ranked together for a query; premortem warnings;
+the records behind context ids.
+
+One embedding of the query serves all three searches. Scores are cosine similarities, so the
+three kinds rank on one scale and one relevance bar applies to all of them.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from typing import Any
+
+from shared.context_lines import line_for, one_line
+from shared.contracts.context import (
+    ASSEMBLE_CONTEXT,
+    EXPAND_CONTEXT,
+    KIND_PREFIXES,
+    PREMORTEM,
+    AssembleContextRequest,
+    AssembleContextResponse,
+    ContextItem,
+    ContextKind,
+    ExpandContextRequest,
+    ExpandContextResponse,
+    ExpandedItem,
+    PremortemRequest,
+    PremortemResponse,
+    PremortemWarning,
+    estimate_tokens,
+    item_id,
+)
+from shared.contracts.experiences import collection_for, point_id
+from shared.contracts.learning import VALUES_COLLECTION
+from shared.contracts.memory import COLLECTION as MEMORIES
+from worker.context import JobContext
+from worker.registry import job
+from worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
+
+EXPERIENCES = collection_for("full")
+SOURCES: tuple[tuple[ContextKind, str], ...] = (
+    ("experience", EXPERIENCES),
+    ("value", VALUES_COLLECTION),
+    ("memory", MEMORIES),
+)
+# Two summaries sharing this much of their vocabulary say the same thing: the better one stays.
+DUPLICATE_OVERLAP = 0.8
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+def _clamp(score: float) -> float:
+    return min(1.0, max(0.0, score))
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(_WORD.findall(text.lower()))
+
+
+def _duplicate(words: frozenset[str], kept: list[frozenset[str]]) -> bool:
+    for other in kept:
+        smaller = min(len(words), len(other))
+        if smaller and len(words & other) / smaller >= DUPLICATE_OVERLAP:
+            return True
+    return False
+
+
+async def _search(
+    store: VectorStore, collection: str, vector: Any, limit: int, where: Filter | None = None
+) -> list[ScoredRecord]:
+    if not await store.collection_exists(collection):
+        return []
+    return await store.search(collection, vector, limit=limit, filter=where)
+
+
+def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
+    # An experience is named by its GHAP entry, the same on every axis; the others by their point.
+    return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
+
+
+@job(ASSEMBLE_CONTEXT)
+async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> AssembleContextResponse:
+    store = await ctx.services.vectors()
+    present = [(kind, name) for kind, name in SOURCES if await store.collection_exists(name)]
+    if not present:  # a new user: answer at once, without waiting for the model
+        return AssembleContextResponse(items=[], tokens=0, candidates=0)
+    vector = (await (await ctx.services.embedder()).embed([request.query]))[0]
+    scored: list[tuple[float, ContextKind, ScoredRecord]] = []
+    for kind, name in present:
+        for hit in await store.search(name, vector, limit=request.max_items):
+            if hit.score >= request.min_score:
+                scored.append((_clamp(hit.score), kind, hit))
+    scored.sort(key=lambda entry: entry[0], reverse=True)
+
+    items: list[ContextItem] = []
+    kept: list[frozenset[str]] = []
+    candidates = used = 0
+    for score, kind, hit in scored:
+        text = line_for(kind, hit.payload)
+        words = _words(text)
+        if _duplicate(words, kept):
+            continue
+        kept.append(words)
+        candidates += 1
+        identifier = item_id(kind, _record_id(kind, hit))
+        tokens = estimate_tokens(f"- [{identifier}] {text}")
+        if len(items) >= request.max_items or used + tokens > request.budget_tokens:
+            continue
+        items.append(ContextItem(id=identifier, kind=kind, score=score, text=text, tokens=tokens))
+        used += tokens
+    return AssembleContextResponse(items=items, tokens=used, candidates=candidates)
+
+
+def _warning_worthy(payload: dict[str, Any]) -> bool:
+    """A falsified entry always says why; an abandoned one only when someone wrote down what went
+    wrong (the entries abandoned by a newer start_ghap say nothing, and would only echo the task)."""
+    if payload.get("outcome_status") == "falsified":
+        return True
+    return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
+
+
+@job(PREMORTEM)
+async def premortem_warnings(ctx: JobContext, request: PremortemRequest) -> PremortemResponse:
+    store = await ctx.services.vectors()
+    if not await store.collection_exists(EXPERIENCES):
+        return PremortemResponse(warnings=[])
+    # Worded like the stored story ("Goal: ...\nHypothesis: ..."), so like is compared with like.
+    query = f"Goal: {request.goal}"
+    if request.hypothesis:
+        query += f"\nHypothesis: {request.hypothesis}"
+    vector = (await (await ctx.services.embedder()).embed([query]))[0]
+    conditions: list[MatchValue | MatchAny] = [MatchAny("outcome_status", ("falsified", "abandoned"))]
+    if request.domain is not None:
+        conditions.append(MatchValue("domain", request.domain))
+    hits = await _search(store, EXPERIENCES, vector, request.limit * 4, Filter(tuple(conditions)))
+    warnings: list[PremortemWarning] = []
+    for hit in hits:
+        if hit.score < request.min_score or not _warning_worthy(hit.payload):
+            continue
+        data = hit.payload
+        warnings.append(
+            PremortemWarning(
+                ghap_id=str(data["ghap_id"]),
+                domain=data["domain"],
+                goal=data["goal"],
+                hypothesis=data["hypothesis"],
+                outcome_status=data["outcome_status"],
+                result=one_line(str(data.get("outcome_result") or "")),
+                surprise=data.get("surprise"),
+                root_cause=data.get("root_cause"),
+                lesson=data.get("lesson"),
+                score=_clamp(hit.score),
+                created_at=data["created_at"],
+            )
+        )
+        if len(warnings) >= request.limit:
+            break
+    return PremortemResponse(warnings=warnings)
+
+
+def _parse(identifier: str) -> tuple[ContextKind, str] | None:
+    prefix, _, raw = identifier.strip().partition(":")
+    kind = KIND_PREFIXES.get(prefix)
+    try:
+        return (kind, str(uuid.UUID(raw))) if kind is not None else None
+    except ValueError:
+        return None
+
+
+# Bookkeeping fields of the stored payloads that a reader of the record has no use for.
+_INTERNAL = frozenset({"created_ts", "resolved_ts", "weight", "axis", "member_ghap_ids"})
+
+
+@job(EXPAND_CONTEXT)
+async def expand_context(ctx: JobContext, request: ExpandContextRequest) -> ExpandContextResponse:
+    store = await ctx.services.vectors()
+    collections = dict((kind, name) for kind, name in SOURCES)
+    items: list[ExpandedItem] = []
+    missing: list[str] = []
+    for identifier in dict.fromkeys(request.ids):  # each once, in the order asked
+        parsed = _parse(identifier)
+        if parsed is None:
+            missing.append(identifier)
+            continue
+        kind, record_id = parsed
+        name = collections[kind]
+        point = point_id(record_id, "full") if kind == "experience" else record_id
+        found = await store.get(name, [point]) if await store.collection_exists(name) else []
+        if not found:
+            missing.append(identifier)
+            continue
+        record = {key: value for key, value in found[0].payload.items() if key not in _INTERNAL}
+        items.append(ExpandedItem(id=item_id(kind, record_id), kind=kind, record=record))
+    return ExpandContextResponse(items=items, missing=missing)
