@@ -30,6 +30,7 @@ BENCHMARKS: tuple[str, ...] = (
     "git",
     "learning",
     "loops",
+    "context",
 )
 
 
