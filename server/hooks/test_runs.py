@@ -120,11 +120,16 @@ def exit_code(error: str) -> int | None:
 
 
 def _summary_pairs(output: str) -> Counts | None:
-    """The last line that counts passed and failed tests (pytest, jest, vitest, mocha, rspec)."""
-    for line in reversed(output.splitlines()):
-        pairs = _PAIR.findall(line)
+    """The last line that counts passed and failed tests (pytest, jest, vitest, rspec); mocha puts
+    "N passing" on the line before "M failing", so a line without a pass count takes its neighbour's."""
+    lines = output.splitlines()
+    for index in range(len(lines) - 1, -1, -1):
+        pairs = _PAIR.findall(lines[index])
         if not pairs:
             continue
+        if not any(word.lower() in ("passed", "passing") for _, word in pairs):
+            for above in lines[max(0, index - 3) : index]:
+                pairs += [(n, w) for n, w in _PAIR.findall(above) if w.lower() == "passing"]
         passed = failed = 0
         examples: int | None = None
         for number, word in pairs:
