@@ -169,11 +169,18 @@ async def _learning(client: Client) -> bool:
         "store_value", {key: stored.get(key) for key in ("id", "cluster_id", "cluster_size", "clustering_id")}
     )
     listed = await _call(client, "list_values", axis="full")
+    # What a Claude Code session is shown of all this when a task like a past one comes up.
+    task = members["members"][0]["goal"] if members.get("members") else "fix the failing test"
+    context = await _call(client, "assemble_context", query=task, budget_tokens=300)
+    _show(f"assemble_context({task!r}, budget_tokens=300)", context.get("text"))
+    warnings = await _call(client, "get_premortem_warnings", goal=task)
+    _show("get_premortem_warnings: goals", [w["goal"] for w in warnings.get("warnings", [])])
     return (
         clusters.get("count", 0) >= 2
         and refused.is_error
         and bool(checked.get("valid"))
         and listed.get("count") == 1
+        and context.get("count", 0) >= 1
     )
 
 
