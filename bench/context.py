@@ -43,6 +43,15 @@ PYTEST_FAIL = (
     "FAILED tests/test_totals.py::test_rounding - AssertionError: 10.01 != 10.00\n"
     "1 failed, 19 passed in 0.91s\n"
 )
+# An active entry: evidence for the test-run hook, a reminder for Stop, a longer brief.
+ACTIVE_ENTRY = {
+    "domain": "debugging",
+    "strategy": "systematic-elimination",
+    "goal": "Fix the flaky totals test in invoice-api",
+    "hypothesis": "A shared fixture leaks state between tests",
+    "action": "Make the fixture function-scoped and rerun the suite",
+    "prediction": "The test suite passes ten runs in a row",
+}
 # The plugin's launcher runs the installed console script; so does this bench.
 _CLI = Path(sys.executable).parent / "learning-memory"
 HOOK_COMMAND = [str(_CLI), "hook"] if _CLI.exists() else [sys.executable, "-m", "server.cli", "hook"]
@@ -298,24 +307,14 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         timings["seed_s"] = time.perf_counter() - seed_started
         progress(f"context: seeded {len(local)} items in {timings['seed_s']:.1f}s; judging prompts")
         rows, prompt_latencies = await judge_prompts(client, labelled, local)
-        # An active entry: evidence for the test-run hook, a reminder for Stop, a longer brief.
-        await _call(
-            client,
-            "start_ghap",
-            {
-                "domain": "debugging",
-                "strategy": "systematic-elimination",
-                "goal": "Fix the flaky totals test in invoice-api",
-                "hypothesis": "A shared fixture leaks state between tests",
-                "action": "Make the fixture function-scoped and rerun the suite",
-                "prediction": "The test suite passes ten runs in a row",
-            },
-        )
+        await _call(client, "start_ghap", ACTIVE_ENTRY)
         progress("context: timing hooks with a warm worker")
         warm = await time_hooks(client, env, project, args.calls, args.session_starts)
         warm["hook_prompt_context"]["samples"] += prompt_latencies
         if args.claude or (args.claude is None and claude_available()):
             progress("context: timing hooks through Claude Code")
+            # A fresh entry, so the sessions' first test run is news to it and its line is shown.
+            await _call(client, "start_ghap", ACTIVE_ENTRY)
             claude = await time_in_claude(args, env, tmp, labelled)
         await stop_worker(worker)
         progress("context: timing hooks with the worker stopped")

@@ -50,6 +50,7 @@ def run_sessions(env: dict[str, str], tmp: Path, labelled: dict[str, Any], sessi
         ),
         0,
     )
+    per_session: list[dict[str, Any]] = []
     for n in range(sessions):
         prompts = _prompts(labelled, n)
         script = [
@@ -73,13 +74,21 @@ def run_sessions(env: dict[str, str], tmp: Path, labelled: dict[str, Any], sessi
             if timing.ms is not None:
                 samples.setdefault(name, []).append(timing.ms / 1000)
         # What reached the model: one context per prompt that cleared the bar, none for the others.
-        shown["prompt_contexts"] += len(session.hook_contexts("UserPromptSubmit"))
+        contexts = session.hook_contexts("UserPromptSubmit")
+        per_session.append({"prompts": [p["id"] for p in prompts], "prompt_contexts": contexts})
+        shown["prompt_contexts"] += len(contexts)
         shown["related_prompts"] += sum(p["kind"] == "related" for p in prompts)
         shown["unrelated_prompts"] += sum(p["kind"] != "related" for p in prompts)
         shown["session_start_contexts"] += len(session.hook_contexts("SessionStart"))
         shown["test_outcome_contexts"] += len(session.hook_contexts("PostToolUse:Bash"))
     summaries = {name: latency_summary_ms(values) for name, values in samples.items()}
-    return {"sessions": sessions, "latency": summaries, "outcomes": outcomes, "shown": shown}
+    return {
+        "sessions": sessions,
+        "latency": summaries,
+        "outcomes": outcomes,
+        "shown": shown,
+        "per_session": per_session,
+    }
 
 
 def print_report(result: dict[str, Any]) -> None:
