@@ -34,6 +34,8 @@ class AppContext:
     _loops: LoopStore | None = None
     # GHAP entries the Stop hook has reminded the agent of: once each, never on every stop.
     reminded: set[str] = field(default_factory=set)
+    # Until when (monotonic) work that must not wait answers nothing: see server.fail_open.
+    queue_quiet_until: float = 0.0
 
     @property
     def journal(self) -> Journal:

@@ -63,7 +63,7 @@ class Settings(BaseSettings):
     cluster_dimensions: int = Field(default=16, ge=0, le=4096)
     # Claude Code hooks: the similarity (cosine) an experience, value or memory needs to be put in
     # front of the agent unasked, and how long a hook may take before it answers with nothing.
-    context_min_score: float = Field(default=0.45, ge=0.0, le=1.0)
+    context_min_score: float = Field(default=0.40, ge=0.0, le=1.0)
     premortem_min_score: float = Field(default=0.5, ge=0.0, le=1.0)
     hook_budget_s: float = Field(default=0.8, gt=0, le=10)
     # Small state the server keeps across restarts (refinement loops); unset: <data_dir>/state.

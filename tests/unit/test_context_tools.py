@@ -101,13 +101,17 @@ def test_premortem_warns_of_falsified_attempts_only(mcp: ThreadedClient) -> None
     confirmed_start = {**MIGRATION, "hypothesis": "the migration needs a lock timeout"}
     resolve(mcp, confirmed_start, {"status": "confirmed", "result": "applied"})
     # Displaced by a newer start: abandoned with nothing learned, which is no warning.
-    ok(mcp, "start_ghap", **{**MIGRATION, "goal": "run the database migration on staging again"})
+    displaced = ok(mcp, "start_ghap", **{**MIGRATION, "goal": "run the database migration on staging again"})
 
     started = ok(mcp, "start_ghap", **MIGRATION)
     assert "warning" in started  # the displaced entry
     assert [w["ghap_id"] for w in started["warnings"]] == [falsified]
     warning = started["warnings"][0]
     assert warning["root_cause"] == FALSIFIED["root_cause"] and warning["outcome_status"] == "falsified"
+
+    # Nor is it context: it would only echo an old task back.
+    shown = [item["id"] for item in ok(mcp, "assemble_context", query=MIGRATION["goal"])["items"]]
+    assert f"exp:{falsified}" in shown and f"exp:{displaced['id']}" not in shown
 
     found = ok(mcp, "get_premortem_warnings", goal=MIGRATION["goal"], domain="debugging")
     assert [w["ghap_id"] for w in found["warnings"]] == [falsified]

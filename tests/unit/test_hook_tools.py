@@ -3,7 +3,10 @@ hashing embedder), and how they fail open when the queue has no worker or no Red
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -147,3 +150,44 @@ def test_with_no_worker_or_no_redis_every_hook_answers_nothing_at_once(
                 assert time.monotonic() - started < 1.0
             started = ok(mcp, "start_ghap", **FLAKY)
             assert started["warnings"] == []
+
+
+@pytest.fixture
+def silent_redis() -> Iterator[str]:
+    """A Redis address that accepts connections and never answers (a hung server)."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        listener.settimeout(0.1)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(listener.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield f"redis://127.0.0.1:{listener.getsockname()[1]}/0"
+    finally:
+        stop.set()
+        thread.join(5)
+        for conn in [*held, listener]:
+            conn.close()
+
+
+def test_after_the_queue_failed_to_answer_hooks_stay_quiet_for_a_while(
+    tmp_path: Path, silent_redis: str
+) -> None:
+    with inline_client(tmp_path, queue="arq", redis_url=silent_redis, autostart_worker=False) as mcp:
+        prompt = {"prompt": "the checkout payment test is flaky again"}
+        started = time.monotonic()
+        assert hook(mcp, "hook_prompt_context", **prompt) == ""
+        assert time.monotonic() - started < 1.0  # the budget, once
+        started = time.monotonic()
+        for _ in range(5):
+            assert hook(mcp, "hook_prompt_context", **prompt) == ""
+            assert hook(mcp, "hook_file_changed", file_path=str(tmp_path / "a.py")) == ""
+        assert time.monotonic() - started < 0.5  # then nothing waits on the queue

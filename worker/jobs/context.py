@@ -72,6 +72,15 @@ async def _search(
     return await store.search(collection, vector, limit=limit, filter=where)
 
 
+def _teaches(payload: dict[str, Any]) -> bool:
+    """Whether an experience has something to tell: an abandoned entry only when someone wrote
+    down what went wrong or what worked (those a newer start_ghap displaced say nothing, and
+    would only echo an old task back)."""
+    if payload.get("outcome_status") != "abandoned":
+        return True
+    return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
+
+
 def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
     # An experience is named by its GHAP entry, the same on every axis; the others by their point.
     return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
@@ -87,7 +96,7 @@ async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> 
     scored: list[tuple[float, ContextKind, ScoredRecord]] = []
     for kind, name in present:
         for hit in await store.search(name, vector, limit=request.max_items):
-            if hit.score >= request.min_score:
+            if hit.score >= request.min_score and (kind != "experience" or _teaches(hit.payload)):
                 scored.append((_clamp(hit.score), kind, hit))
     scored.sort(key=lambda entry: entry[0], reverse=True)
 
@@ -110,12 +119,6 @@ async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> 
     return AssembleContextResponse(items=items, tokens=used, candidates=candidates)
 
 
-def _warning_worthy(payload: dict[str, Any]) -> bool:
-    """A falsified entry always says why; an abandoned one only when someone wrote down what went
-    wrong (the entries abandoned by a newer start_ghap say nothing, and would only echo the task)."""
-    if payload.get("outcome_status") == "falsified":
-        return True
-    return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
 
 
 @job(PREMORTEM)
@@ -134,7 +137,7 @@ async def premortem_warnings(ctx: JobContext, request: PremortemRequest) -> Prem
     hits = await _search(store, EXPERIENCES, vector, request.limit * 4, Filter(tuple(conditions)))
     warnings: list[PremortemWarning] = []
     for hit in hits:
-        if hit.score < request.min_score or not _warning_worthy(hit.payload):
+        if hit.score < request.min_score or not _teaches(hit.payload):
             continue
         data = hit.payload
         warnings.append(
