@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from bench.claude_debug_log import HookTiming, hook_timings, label_unnamed
-from bench.scripted_model import Request, ScriptedModel, Turn
+from bench.scripted_model import Request, Script, ScriptedModel
 from server.cli.claude import PLUGIN_ID, REPO_ROOT, ClaudeCode, find_claude, install
 
 CLAUDE_CODE_VERSION = "2.1.330"
@@ -263,7 +263,7 @@ class ClaudeHome:
     def run_session(
         self,
         prompts: str | Sequence[str],
-        script: Sequence[Turn] = (),
+        script: Script = (),
         *,
         env: Mapping[str, str] | None = None,
         cwd: Path,

@@ -3,9 +3,11 @@ can be driven with no network and no account.
 
 Each request that offers tools (a turn of the main conversation) gets the script's next turn:
 some text, tool calls, or both. When the script runs out, the model says ``done.`` and stops.
-Requests without ``tools`` are Claude Code's side calls (titles, summaries, checks): they get a
-short text and never advance the script. Every request body is recorded, in order, for tests to
-read what the model was shown.
+A script is a list of turns, or a generator that decides as it goes: it yields a turn and is
+sent the next request, whose last message holds that turn's tool results (see
+:func:`last_tool_result`). Requests without ``tools`` are Claude Code's side calls (titles,
+summaries, checks): they get a short text and never advance the script. Every request body is
+recorded, in order, for tests to read what the model was shown.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -47,6 +49,21 @@ def call(name: str, text: str = "", **arguments: Any) -> Turn:
     return Turn(text=text, tools=(ToolUse(name, arguments),))
 
 
+def last_tool_result(request: Request) -> str:
+    """The text of the last tool result in a request: what the previous turn's call returned."""
+    for message in reversed(request.body.get("messages", [])):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, list):
+            continue
+        for block in reversed(content):
+            if isinstance(block, dict) and block.get("type") == "tool_result":
+                inner = block.get("content")
+                if isinstance(inner, str):
+                    return inner
+                return "".join(b.get("text", "") for b in inner or [] if isinstance(b, dict))
+    return ""
+
+
 @dataclass(frozen=True)
 class Request:
     """One request Claude Code made, as received."""
@@ -62,14 +79,19 @@ class Request:
         )
 
 
+# A fixed list of turns, or a generator sent each following request.
+Script = Sequence[Turn] | Generator[Turn, "Request", None]
+
+
 @dataclass
 class ScriptedModel:
     """The HTTP server, in a thread of this process. Use as a context manager."""
 
-    script: Sequence[Turn] = ()
+    script: Script = ()
     model_name: str = "claude-scripted"
     requests: list[Request] = field(default_factory=list)
     _turns: Iterator[Turn] = field(init=False)
+    _started: bool = field(default=False, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
     _ids: Iterator[int] = field(default_factory=itertools.count, init=False)
     _httpd: ThreadingHTTPServer | None = field(default=None, init=False)
@@ -83,10 +105,11 @@ class ScriptedModel:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}"
 
-    def set_script(self, script: Sequence[Turn]) -> None:
+    def set_script(self, script: Script) -> None:
         """Replace what is left of the script (between sessions that share one model)."""
         with self._lock:
             self._turns = iter(script)
+            self._started = False
 
     def main_requests(self) -> list[Request]:
         with self._lock:
@@ -113,7 +136,14 @@ class ScriptedModel:
             self.requests.append(request)
             if not request.is_main:
                 return Turn(text=SIDE_REPLY)
-            return next(self._turns, Turn(text=DONE_REPLY))
+            try:
+                if isinstance(self._turns, Generator) and self._started:
+                    turn: Turn = self._turns.send(request)
+                    return turn
+                self._started = True
+                return next(self._turns)
+            except StopIteration:
+                return Turn(text=DONE_REPLY)
 
     def _next_id(self, prefix: str) -> str:
         with self._lock:

@@ -5,12 +5,22 @@ from __future__ import annotations
 
 import json
 import urllib.request
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
 from bench.claude_code import Session
 from bench.claude_debug_log import hook_timings, label_unnamed
-from bench.scripted_model import DONE_REPLY, SIDE_REPLY, Request, ScriptedModel, call, say
+from bench.scripted_model import (
+    DONE_REPLY,
+    SIDE_REPLY,
+    Request,
+    ScriptedModel,
+    Turn,
+    call,
+    last_tool_result,
+    say,
+)
 
 
 def _post(url: str, path: str, body: dict[str, Any]) -> tuple[str, bytes]:
@@ -133,3 +143,22 @@ def test_hook_contexts_are_read_from_system_messages_and_reminders(tmp_path: Pat
     assert session.tool_results() == ["ok"]
     assert session.stop_feedback() == ["still active"]
     assert session.hook_timings() == []
+
+
+def test_a_generator_script_sees_each_tool_result() -> None:
+    seen: list[str] = []
+
+    def script() -> Generator[Turn, Request, None]:
+        request = yield call("Bash", command="echo 41")
+        seen.append(last_tool_result(request))
+        yield say(f"it said {seen[0]}")
+
+    result = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "41"}]}
+    with ScriptedModel(script()) as model:
+        _post(model.url, "/v1/messages", TURN)
+        answered = _post(
+            model.url, "/v1/messages", {**TURN, "messages": [{"role": "user", "content": [result]}]}
+        )
+        _, last = _post(model.url, "/v1/messages", TURN)
+    assert json.loads(answered[1])["content"][0]["text"] == "it said 41"
+    assert json.loads(last)["content"][0]["text"] == DONE_REPLY
