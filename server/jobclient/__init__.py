@@ -42,5 +42,7 @@ async def create_job_client(settings: Settings) -> JobClient:
         return await ensure_worker(redis, settings) if settings.autostart_worker else False
 
     client = ArqJobClient(settings, redis, ensure_worker=start_worker)
-    await start_worker()
+    # In the background: a Redis that accepts connections but does not answer must not hold the
+    # handshake for its socket timeout (a job that needs a worker starts one itself anyway).
+    client.start_in_background(start_worker())
     return client

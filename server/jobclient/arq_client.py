@@ -7,9 +7,10 @@ waiter's BLPOP returns at once with it. BLPOP waits in slices of ``WAIT_SLICE_S`
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from datetime import UTC, datetime
 from typing import Any, cast
 
@@ -73,6 +74,7 @@ class ArqJobClient:
         self._keys = Keys(settings.namespace)
         self.redis = redis or connect(settings)
         self._ensure_worker = ensure_worker
+        self._background: list[asyncio.Task[object]] = []
 
     def _unavailable(self, exc: BaseException) -> UnavailableError:
         return UnavailableError(
@@ -231,5 +233,12 @@ class ArqJobClient:
         except (RedisError, OSError) as exc:
             raise self._unavailable(exc) from exc
 
+    def start_in_background(self, work: Coroutine[Any, Any, object]) -> None:
+        """Run ``work`` beside the client; it is cancelled when the client closes."""
+        self._background.append(asyncio.create_task(work, name="arq-client-background"))
+
     async def close(self) -> None:
+        for task in self._background:
+            task.cancel()
+        await asyncio.gather(*self._background, return_exceptions=True)
         await self.redis.aclose(close_connection_pool=True)
