@@ -72,6 +72,7 @@ class Session:
     requests: list[Request]
     debug_log: Path
     timed_out: bool = False
+    script_errors: list[Exception] = field(default_factory=list)
 
     @property
     def result(self) -> dict[str, Any]:
@@ -302,6 +303,7 @@ class ClaudeHome:
                 requests=list(scripted.requests[first:]),
                 debug_log=debug,
                 timed_out=timed_out,
+                script_errors=list(scripted.script_errors),
             )
         finally:
             if owned:

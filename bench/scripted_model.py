@@ -44,9 +44,10 @@ def say(text: str) -> Turn:
     return Turn(text=text)
 
 
-def call(name: str, text: str = "", **arguments: Any) -> Turn:
-    """A turn calling one tool; ``name`` is as Claude Code lists it (``Bash``, ``mcp__…``)."""
-    return Turn(text=text, tools=(ToolUse(name, arguments),))
+def call(name: str, /, **arguments: Any) -> Turn:
+    """A turn calling one tool; ``name`` is as Claude Code lists it (``Bash``, ``mcp__…``). Every
+    keyword is an argument of the tool (``Turn`` adds text to a call)."""
+    return Turn(tools=(ToolUse(name, arguments),))
 
 
 def last_tool_result(request: Request) -> str:
@@ -90,6 +91,7 @@ class ScriptedModel:
     script: Script = ()
     model_name: str = "claude-scripted"
     requests: list[Request] = field(default_factory=list)
+    script_errors: list[Exception] = field(default_factory=list)
     _turns: Iterator[Turn] = field(init=False)
     _started: bool = field(default=False, init=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False)
@@ -144,6 +146,9 @@ class ScriptedModel:
                 return next(self._turns)
             except StopIteration:
                 return Turn(text=DONE_REPLY)
+            except Exception as exc:  # a broken script ends the session; the test reads why
+                self.script_errors.append(exc)
+                return Turn(text=f"script failed: {exc!r}")
 
     def _next_id(self, prefix: str) -> str:
         with self._lock:

@@ -12,7 +12,7 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,10 +20,11 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from bench.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude
-from bench.scripted_model import call, say
+from bench.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude, tool
+from bench.scripted_model import Request, Script, Turn, call, last_tool_result, say
 from server.cli.claude import REPO_ROOT
 from server.cli.client import result_payload
+from server.cli.samples import demo_entries
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import stop_process, wait_for
@@ -124,11 +125,12 @@ def _active_entry(lms_env: dict[str, str]) -> dict[str, Any]:
 
 
 def _session(
-    home: ClaudeHome, prompts: str | list[str], script: list[Any], env: dict[str, str], cwd: Path
+    home: ClaudeHome, prompts: str | list[str], script: Script, env: dict[str, str], cwd: Path
 ) -> Session:
     session = home.run_session(prompts, script, env=env, cwd=cwd, timeout=SESSION_TIMEOUT_S)
     assert not session.timed_out, f"the session ran past {SESSION_TIMEOUT_S}s: {session.stderr[-2000:]}"
     assert session.returncode == 0, session.stderr[-2000:] or session.stdout[-2000:]
+    assert session.script_errors == [], session.script_errors
     return session
 
 
@@ -249,3 +251,70 @@ async def test_with_no_worker_and_no_redis_every_hook_returns_at_once_and_adds_n
     assert any(t.label.startswith("SessionStart") for t in timings), timings
     slow = [t for t in timings if t.ms is None or t.ms >= 1000]
     assert slow == [], slow
+
+
+async def test_the_ghap_skill_checks_warnings_and_context_then_starts_an_entry(
+    home: ClaudeHome, lms_env: dict[str, str], redis: Redis, worker_factory: WorkerFactory, project: Path
+) -> None:
+    await _live_worker(lms_env, redis, worker_factory)
+    names = ",".join(tool(n) for n in ("get_premortem_warnings", "assemble_context", "start_ghap"))
+    task = {"goal": ACTIVE["goal"], "hypothesis": ACTIVE["hypothesis"]}
+    script = [
+        call("ToolSearch", query=f"select:{names}", max_results=3),
+        call(tool("get_premortem_warnings"), **task),
+        call(tool("assemble_context"), query=ACTIVE["goal"]),
+        call(tool("start_ghap"), **ACTIVE),
+        say("Tracking it."),
+    ]
+    session = _session(home, "/ghap make the flaky parser tests pass", script, lms_env, project)
+    assert any(
+        "Quick GHAP start" in text and "make the flaky parser tests pass" in text for text in session.texts()
+    )
+    results = session.tool_results()
+    assert json.loads(results[1])["warnings"] == []
+    assert "items" in json.loads(results[2])
+    assert _active_entry(lms_env)["goal"] == ACTIVE["goal"]
+
+
+async def test_the_retro_skill_stores_a_value_that_validates(
+    home: ClaudeHome, lms_env: dict[str, str], redis: Redis, worker_factory: WorkerFactory, project: Path
+) -> None:
+    await _live_worker(lms_env, redis, worker_factory)
+    samples = demo_entries()
+    async with stdio_client(lms_env) as client:
+        for sample in samples:
+            await _ok(client, "start_ghap", **sample.start)
+            await _ok(client, "resolve_ghap", **sample.resolve)
+
+        async def all_persisted() -> bool:
+            answer = await client.call_tool("get_clusters", {"axis": "full"})
+            return not answer.is_error and result_payload(answer)["experience_count"] == len(samples)
+
+        await wait_for(all_persisted, timeout=180, what="every seeded experience clustered", interval=0.5)
+
+    parts = ("goal", "hypothesis", "action", "prediction")
+
+    def retro() -> Generator[Turn, Request, None]:
+        names = ",".join(
+            tool(n) for n in ("get_clusters", "get_cluster_members", "validate_value", "store_value")
+        )
+        request = yield call("ToolSearch", query=f"select:{names}", max_results=4)
+        request = yield call(tool("get_clusters"), axis="full")
+        for cluster in json.loads(last_tool_result(request))["clusters"]:
+            request = yield call(tool("get_cluster_members"), cluster_id=cluster["cluster_id"], limit=3)
+            for typical in json.loads(last_tool_result(request))["members"]:
+                # In the cluster's own words: the threshold is strict, an abstract lesson fails.
+                text = "\n".join(f"{part.capitalize()}: {typical[part]}" for part in parts)
+                request = yield call(tool("validate_value"), text=text, cluster_id=cluster["cluster_id"])
+                if json.loads(last_tool_result(request))["valid"]:
+                    yield call(tool("store_value"), text=text, cluster_id=cluster["cluster_id"], axis="full")
+                    yield say("Stored one value.")
+                    return
+        yield say("No value validated.")
+
+    session = _session(home, "/retro", retro(), lms_env, project)
+    assert any("Retrospective: from experiences to values" in text for text in session.texts())
+    assert session.result["result"] == "Stored one value.", session.tool_results()[-3:]
+    assert json.loads(session.tool_results()[-1])["cluster_size"] >= 5
+    async with stdio_client(lms_env) as client:
+        assert (await _ok(client, "list_values"))["count"] == 1

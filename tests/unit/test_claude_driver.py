@@ -16,6 +16,7 @@ from bench.scripted_model import (
     SIDE_REPLY,
     Request,
     ScriptedModel,
+    ToolUse,
     Turn,
     call,
     last_tool_result,
@@ -57,7 +58,8 @@ def test_the_script_answers_turns_in_order_and_then_says_done() -> None:
 
 
 def test_streaming_sends_each_block_as_events() -> None:
-    with ScriptedModel([call("Bash", "running it", command="pytest -q")]) as model:
+    turn = Turn("running it", (ToolUse("Bash", {"command": "pytest -q"}),))
+    with ScriptedModel([turn]) as model:
         kind, raw = _post(model.url, "/v1/messages", {**TURN, "stream": True})
     assert kind == "text/event-stream"
     events = _sse(raw)
@@ -149,16 +151,29 @@ def test_a_generator_script_sees_each_tool_result() -> None:
     seen: list[str] = []
 
     def script() -> Generator[Turn, Request, None]:
-        request = yield call("Bash", command="echo 41")
+        request = yield call("Bash", command="echo 41", text="a tool argument, not the turn's text")
         seen.append(last_tool_result(request))
         yield say(f"it said {seen[0]}")
 
     result = {"type": "tool_result", "tool_use_id": "t", "content": [{"type": "text", "text": "41"}]}
     with ScriptedModel(script()) as model:
-        _post(model.url, "/v1/messages", TURN)
+        _, first = _post(model.url, "/v1/messages", TURN)
         answered = _post(
             model.url, "/v1/messages", {**TURN, "messages": [{"role": "user", "content": [result]}]}
         )
         _, last = _post(model.url, "/v1/messages", TURN)
     assert json.loads(answered[1])["content"][0]["text"] == "it said 41"
+    assert json.loads(first)["content"][0]["input"]["text"] == "a tool argument, not the turn's text"
     assert json.loads(last)["content"][0]["text"] == DONE_REPLY
+
+
+def test_a_failing_script_ends_the_session_and_is_kept() -> None:
+    def script() -> Generator[Turn, Request, None]:
+        request = yield call("Bash", command="true")
+        raise KeyError(last_tool_result(request) or "nothing")
+
+    with ScriptedModel(script()) as model:
+        _post(model.url, "/v1/messages", TURN)
+        _, answer = _post(model.url, "/v1/messages", TURN)
+    assert json.loads(answer)["stop_reason"] == "end_turn"
+    assert [type(e) for e in model.script_errors] == [KeyError]
