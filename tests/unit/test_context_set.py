@@ -94,3 +94,14 @@ def test_prompts_do_not_copy_the_stored_text(labelled: dict[str, Any]) -> None:
             stored = items[expected].get("goal") or items[expected]["content"]
             assert prompt["text"].lower() != stored.lower(), prompt["id"]
             assert stored.lower() not in prompt["text"].lower(), prompt["id"]
+
+
+def test_the_second_set_names_only_bundled_themes() -> None:
+    from server.cli.samples import THEMES
+
+    second = json.loads((SET_PATH.parent / "context_themes.json").read_text())
+    prompts = second["prompts"]
+    assert len({p["id"] for p in prompts}) == len(prompts)
+    named = Counter(p["theme"] for p in prompts if p["theme"] is not None)
+    assert set(named) == {theme.name for theme in THEMES}  # every theme asked about, none invented
+    assert sum(p["theme"] is None for p in prompts) >= 10
