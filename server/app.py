@@ -33,7 +33,6 @@ Long jobs answer a job_id: follow it with get_job_status. Errors come back as \
 {"error": {"type", "message"}}. The hook_* tools are for the plugin's hooks."""
 
 
-
 def build_server(settings: Settings | None = None) -> MCPServer[AppContext]:
     server: MCPServer[AppContext] = MCPServer(
         "learning-memory",

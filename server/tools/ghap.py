@@ -18,8 +18,8 @@ from pydantic import BaseModel, Field
 from server.background import spawn
 from server.persistence import RETRY_DELAYS_S, persist
 from server.services import AppContext, app_context
-from server.tools.context import premortem_or_nothing
 from server.tool_errors import guarded
+from server.tools.context import premortem_or_nothing
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
     DOMAINS,
