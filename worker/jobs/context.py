@@ -119,8 +119,6 @@ async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> 
     return AssembleContextResponse(items=items, tokens=used, candidates=candidates)
 
 
-
-
 @job(PREMORTEM)
 async def premortem_warnings(ctx: JobContext, request: PremortemRequest) -> PremortemResponse:
     store = await ctx.services.vectors()
