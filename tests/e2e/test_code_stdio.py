@@ -79,7 +79,8 @@ async def test_search_answers_while_a_long_index_runs(
     small = tmp_path / "small"
     small.mkdir()
     (small / "retry.py").write_text("def calculate_retry_delay(attempt):\n    return 2 ** attempt\n")
-    big = _big_project(tmp_path / "big", 400)
+    # Big enough to outlast both calls' waits on a fast, quiet machine (400 files did not).
+    big = _big_project(tmp_path / "big", 1200)
     async with stdio_client(lms_env) as client:
         await _ok(client, "index_codebase", directory=str(small), project="small")
         running = await _ok(client, "index_codebase", directory=str(big), project="big")
@@ -96,7 +97,7 @@ async def test_search_answers_while_a_long_index_runs(
             return now if now["state"] == "complete" else None
 
         done = await wait_for(finished, timeout=240, what="the big index", interval=0.25)
-        assert done["result"]["files_indexed"] == 400 and done["result"]["units_indexed"] == 3200
+        assert done["result"]["files_indexed"] == 1200 and done["result"]["units_indexed"] == 9600
 
 
 async def test_worker_killed_mid_index_leaves_a_complete_index(
