@@ -32,7 +32,7 @@ from bench import context_report as report
 from bench.common import BenchError, progress
 from bench.processes import REPO_ROOT, serving, stop_worker
 from server.cli.client import result_payload
-from shared.contracts.context import estimate_tokens
+from shared.context_lines import estimate_tokens
 from shared.settings import Settings
 
 SET_PATH = Path(__file__).resolve().parent / "data" / "context_set.json"

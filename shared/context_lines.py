@@ -7,10 +7,18 @@ Standard library only: the SessionStart hook imports this in a process that must
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 MAX_LINE_CHARS = 280
 MAX_PART_CHARS = 140
+# Claude's tokenizer averages about four characters a token on English prose; counting 3.5
+# keeps a budget an upper bound on what is injected.
+CHARS_PER_TOKEN = 3.5
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
 def one_line(text: str, limit: int = MAX_PART_CHARS) -> str:

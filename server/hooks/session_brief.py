@@ -21,11 +21,10 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from shared.context_lines import entry_data, experience_line, one_line, value_line
+from shared.context_lines import entry_data, estimate_tokens, experience_line, one_line, value_line
 from shared.paths import data_dir_from_env
 
 BUDGET_TOKENS = 400
-CHARS_PER_TOKEN = 3.5  # as shared.contracts.context, which this process must not import
 MAX_VALUES = 3
 MAX_LESSONS = 3
 # Archive files are immutable and named by entry: the newest by mtime are the newest resolved.
@@ -93,9 +92,9 @@ def _value_lines(data_dir: Path) -> list[str]:
 
 def _within_budget(lines: list[str], budget: int = BUDGET_TOKENS) -> list[str]:
     kept: list[str] = []
-    used = 0.0
+    used = 0
     for line in lines:
-        cost = (len(line) + 1) / CHARS_PER_TOKEN
+        cost = estimate_tokens(line + "\n")
         if used + cost > budget:
             break
         kept.append(line)

@@ -23,9 +23,8 @@ from server.hooks import test_runs
 from server.services import AppContext, app_context
 from server.tools.context import assemble, render
 from server.tools.inputs import utf8_safe
-from shared.context_lines import one_line
+from shared.context_lines import estimate_tokens, one_line
 from shared.contracts.code import REINDEX_FILE, ReindexFileRequest
-from shared.contracts.context import estimate_tokens
 from shared.contracts.experiences import Evidence, GhapEntry
 from shared.log import get_logger
 

@@ -7,7 +7,6 @@ An item's id names its kind and its record: ``exp:<ghap_id>``, ``val:<value_id>`
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Any, Literal
 
@@ -20,13 +19,6 @@ from shared.keys import Queue
 ContextKind = Literal["experience", "value", "memory"]
 KIND_PREFIXES: dict[str, ContextKind] = {"exp": "experience", "val": "value", "mem": "memory"}
 MAX_EXPAND_IDS = 20
-# Claude's tokenizer averages about four characters a token on English prose; counting 3.5
-# keeps a budget an upper bound on what is injected.
-CHARS_PER_TOKEN = 3.5
-
-
-def estimate_tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN) if text else 0
 
 
 def item_id(kind: ContextKind, record_id: str) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from server.hooks.session_brief import BUDGET_TOKENS, brief, journal_dir, main
 from server.hooks.values_cache import write_values_cache
-from shared.contracts.context import estimate_tokens
+from shared.context_lines import estimate_tokens
 from shared.contracts.learning import ValueRecord
 
 NOW = "2026-11-23T10:00:00+00:00"

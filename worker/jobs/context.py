@@ -11,7 +11,7 @@ import re
 import uuid
 from typing import Any
 
-from shared.context_lines import line_for, one_line
+from shared.context_lines import estimate_tokens, line_for, one_line
 from shared.contracts.context import (
     ASSEMBLE_CONTEXT,
     EXPAND_CONTEXT,
@@ -27,7 +27,6 @@ from shared.contracts.context import (
     PremortemRequest,
     PremortemResponse,
     PremortemWarning,
-    estimate_tokens,
     item_id,
 )
 from shared.contracts.experiences import collection_for, point_id
