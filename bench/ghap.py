@@ -21,9 +21,11 @@ from bench.processes import serving
 from server.cli.client import result_payload
 from shared.contracts.experiences import AXES, DOMAINS, ROOT_CAUSE_CATEGORIES, STRATEGIES
 
-# p95 targets of the issue, and the seed's own in brackets.
+# p95 targets of the issue, and the seed's own in brackets. start_ghap's was set when it only
+# wrote the journal; it now also embeds the goal and searches for premortem warnings (as
+# search_experiences does), so it has search_experiences' target.
 TARGETS_P95_MS = {
-    "start_ghap": (10, 100),
+    "start_ghap": (60, 100),
     "update_ghap": (10, 100),
     "get_active_ghap": (5, 50),
     "resolve_ghap": (150, 1000),
