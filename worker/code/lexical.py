@@ -6,6 +6,11 @@ and are fused (see ``worker.code.search``). SQLite's FTS5 is already in every Py
 the metadata store beside the file hashes it must agree with, and behaves the same whichever
 vector engine is configured.
 
+Each project has an FTS5 index of its own (``code_fts_<n>``, listed in ``code_fts_tables``), all
+reading their text from ``code_lexical``: BM25's statistics (how rare a word is, how long a unit
+is on average) are then the project's, so a project's ranking does not move when another is
+indexed. A search without a project asks every index and merges the lists by BM25 score.
+
 Identifiers are split into words on both sides (``calculateRetryDelay`` is indexed and queried as
 ``calculate retry delay`` too; ``snake_case`` splits by itself in FTS5's tokenizer), and the
 Porter stemmer lets "retrying" find "retry".
@@ -66,12 +71,21 @@ async def replace_files(
     rows = [(unit.id, project, unit.language, unit.file_path, lexical_text(unit)) for unit in units]
 
     def replace(conn: sqlite3.Connection) -> None:
+        table = _index_of(conn, project, create=True)
         _delete_files(conn, project, paths)
-        conn.executemany(
-            "INSERT OR REPLACE INTO code_lexical (point_id, project, language, file_path, text)"
-            " VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+        # A unit id met again elsewhere (another file or project) leaves there first: its old
+        # row must leave its index too, which a silent REPLACE would not do.
+        ids = [row[0] for row in rows]
+        for start in range(0, len(ids), _PATHS_PER_DELETE):
+            chunk = ids[start : start + _PATHS_PER_DELETE]
+            _delete_rows(conn, f"point_id IN ({','.join('?' * len(chunk))})", chunk)
+        for row in rows:
+            cursor = conn.execute(
+                "INSERT INTO code_lexical (point_id, project, language, file_path, text)"
+                " VALUES (?, ?, ?, ?, ?)",
+                row,
+            )
+            conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row[4]))
 
     await metadata.transaction(replace)
 
@@ -81,16 +95,74 @@ async def remove_files(metadata: MetadataStore, project: str, paths: Sequence[st
 
 
 async def remove_project(metadata: MetadataStore, project: str) -> None:
-    await metadata.execute("DELETE FROM code_lexical WHERE project = ?", (project,))
+    def remove(conn: sqlite3.Connection) -> None:
+        table = _index_of(conn, project, create=False)
+        if table is not None:
+            conn.execute(f"DROP TABLE {table}")
+            conn.execute("DELETE FROM code_fts_tables WHERE project = ?", (project,))
+        conn.execute("DELETE FROM code_lexical WHERE project = ?", (project,))
+
+    await metadata.transaction(remove)
+
+
+def _table_name(index_id: int) -> str:
+    return f"code_fts_{int(index_id)}"
+
+
+def _index_of(conn: sqlite3.Connection, project: str, *, create: bool) -> str | None:
+    """The name of ``project``'s FTS index; with ``create``, made and filled from the project's
+    rows when it has none yet (inside the caller's transaction)."""
+    row = conn.execute("SELECT id FROM code_fts_tables WHERE project = ?", (project,)).fetchone()
+    if row is not None:
+        return _table_name(row[0])
+    if not create:
+        return None
+    table = _table_name(
+        conn.execute("INSERT INTO code_fts_tables (project) VALUES (?)", (project,)).lastrowid or 0
+    )
+    conn.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5("
+        "text, content = 'code_lexical', content_rowid = 'rowid', tokenize = 'porter unicode61')"
+    )
+    conn.execute(
+        f"INSERT INTO {table} (rowid, text) SELECT rowid, text FROM code_lexical WHERE project = ?",
+        (project,),
+    )
+    return table
+
+
+def _delete_rows(conn: sqlite3.Connection, where: str, params: Sequence[object]) -> None:
+    """Delete the matching rows and their entries in their projects' indexes (an external-content
+    index forgets a row only when told its old text)."""
+    found = conn.execute(f"SELECT rowid, project, text FROM code_lexical WHERE {where}", params).fetchall()
+    for rowid, project, text in found:
+        table = _index_of(conn, project, create=False)
+        if table is not None:
+            conn.execute(f"INSERT INTO {table} ({table}, rowid, text) VALUES ('delete', ?, ?)", (rowid, text))
+    conn.executemany("DELETE FROM code_lexical WHERE rowid = ?", [(row[0],) for row in found])
 
 
 def _delete_files(conn: sqlite3.Connection, project: str, paths: Sequence[str]) -> None:
     for start in range(0, len(paths), _PATHS_PER_DELETE):
         chunk = list(paths[start : start + _PATHS_PER_DELETE])
         marks = ",".join("?" * len(chunk))
-        conn.execute(
-            f"DELETE FROM code_lexical WHERE project = ? AND file_path IN ({marks})", [project, *chunk]
-        )
+        _delete_rows(conn, f"project = ? AND file_path IN ({marks})", [project, *chunk])
+
+
+def _search_index(
+    conn: sqlite3.Connection, table: str, match: str, language: str | None, limit: int
+) -> list[tuple[float, str]]:
+    sql = (
+        f"SELECT bm25({table}), l.point_id FROM {table} JOIN code_lexical AS l ON l.rowid = {table}.rowid"
+        f" WHERE {table} MATCH ?"
+    )
+    params: list[object] = [match]
+    if language is not None:
+        sql += " AND l.language = ?"
+        params.append(language)
+    sql += f" ORDER BY bm25({table}) LIMIT ?"
+    params.append(limit)
+    return [(float(score), str(point)) for score, point in conn.execute(sql, params).fetchall()]
 
 
 async def search(
@@ -101,22 +173,43 @@ async def search(
     project: str | None = None,
     language: str | None = None,
 ) -> list[str]:
-    """Point ids of the best BM25 matches, best first."""
+    """Point ids of the best BM25 matches, best first. Across projects, each project's index
+    answers with its own statistics and the lists are merged by score."""
     terms = query_terms(query)
     if not terms:
         return []
-    sql = (
-        "SELECT l.point_id FROM code_fts JOIN code_lexical AS l ON l.rowid = code_fts.rowid"
-        " WHERE code_fts MATCH ?"
-    )
-    params: list[object] = [match_expression(terms)]
+    match = match_expression(terms)
+
+    def run(conn: sqlite3.Connection) -> list[str]:
+        if project is None:
+            names = [str(row[0]) for row in conn.execute("SELECT project FROM code_fts_tables")]
+        else:
+            names = [project]
+        hits: list[tuple[float, str]] = []
+        for name in names:
+            table = _index_of(conn, name, create=False)
+            if table is not None:
+                hits += _search_index(conn, table, match, language, limit)
+        hits.sort()  # bm25() is lower for better matches
+        return [point for _, point in hits[:limit]]
+
+    await _build_missing_indexes(metadata, project)
+    return await metadata.read(run)
+
+
+async def _build_missing_indexes(metadata: MetadataStore, project: str | None) -> None:
+    """Rows written before indexes were per project have none yet: build it on first search."""
     if project is not None:
-        sql += " AND l.project = ?"
-        params.append(project)
-    if language is not None:
-        sql += " AND l.language = ?"
-        params.append(language)
-    sql += " ORDER BY bm25(code_fts) LIMIT ?"
-    params.append(limit)
-    rows = await metadata.fetchall(sql, params)
-    return [str(row[0]) for row in rows]
+        if await metadata.fetchone("SELECT 1 FROM code_fts_tables WHERE project = ?", (project,)):
+            return
+        sql = "SELECT DISTINCT project FROM code_lexical WHERE project = ?"
+        params: tuple[object, ...] = (project,)
+    else:
+        sql = (
+            "SELECT DISTINCT project FROM code_lexical"
+            " WHERE project NOT IN (SELECT project FROM code_fts_tables)"
+        )
+        params = ()
+    missing = [str(row[0]) for row in await metadata.fetchall(sql, params)]
+    if missing:
+        await metadata.transaction(lambda conn: [_index_of(conn, name, create=True) for name in missing])

@@ -81,6 +81,19 @@ MIGRATIONS: tuple[str, ...] = (
         recursive INTEGER NOT NULL
     );
     """,
+    # 6: one FTS5 index per project, so BM25's statistics (document frequencies, average length)
+    # are the project's own and a project's ranking never depends on what else is indexed. The
+    # indexes read their text from code_lexical as before; each is built from it on first use
+    # (worker.code.lexical), so nothing is re-read from disk.
+    """
+    DROP TRIGGER code_lexical_insert;
+    DROP TRIGGER code_lexical_delete;
+    DROP TABLE code_fts;
+    CREATE TABLE code_fts_tables (
+        id INTEGER PRIMARY KEY,
+        project TEXT NOT NULL UNIQUE
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -105,6 +105,11 @@ class MetadataStore:
         row: sqlite3.Row | None = await self._call(lambda conn: conn.execute(sql, params).fetchone())
         return row
 
+    async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``fn(conn)`` on the database thread, outside a transaction: several reads that
+        belong together, without a round trip to the event loop between them."""
+        return await self._call(fn)
+
     async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` on the database thread inside one transaction (rolled back if it raises).
 

@@ -1,0 +1,91 @@
+"""BM25 per project: a project's keyword ranking is its own, whatever else is indexed, and
+indexes written before they were per project are built on first search."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from shared.contracts.code import CodeUnit
+from worker.code import lexical
+from worker.metadata.store import MetadataStore
+
+
+def unit(project: str, path: str, name: str, body: str) -> CodeUnit:
+    return CodeUnit(
+        project=project,
+        file_path=path,
+        language="python",
+        unit_type="function",
+        name=name,
+        qualified_name=name,
+        signature=f"def {name}()",
+        body=body,
+        start_line=1,
+        end_line=2,
+        line_count=2,
+        has_docstring=False,
+    )
+
+
+@pytest.fixture
+async def metadata(tmp_path: Path) -> AsyncIterator[MetadataStore]:
+    store = await MetadataStore.open(tmp_path / "metadata.sqlite3")
+    yield store
+    await store.close()
+
+
+async def index(metadata: MetadataStore, project: str, units: list[CodeUnit]) -> None:
+    paths = sorted({u.file_path for u in units})
+    await lexical.replace_files(metadata, project, paths, units)
+
+
+async def ranking(metadata: MetadataStore, project: str | None = "app") -> list[str]:
+    return await lexical.search(metadata, "parse ledger entry", limit=10, project=project)
+
+
+APP = [
+    # "ledger" is rare in app, "parse" common: the ledger unit should win in app on its own.
+    unit("app", "a.py", "read_ledger", "return load_ledger_entry(path)"),
+    unit("app", "b.py", "parse_args", "return parse(parse(parse(argv)))"),
+    unit("app", "c.py", "parse_env", "return parse(environ)"),
+    unit("app", "d.py", "parse_json", "return parse(text)"),
+]
+
+
+async def test_a_projects_ranking_does_not_move_with_other_projects(metadata: MetadataStore) -> None:
+    await index(metadata, "app", APP)
+    alone = await ranking(metadata)
+    # Another project full of "ledger" would make the word common across one shared index.
+    await index(
+        metadata, "books", [unit("books", f"l{n}.py", f"ledger_{n}", "ledger ledger") for n in range(50)]
+    )
+    assert await ranking(metadata) == alone
+    assert alone[0] == APP[0].id
+
+    across = await ranking(metadata, project=None)
+    assert APP[0].id in across and any(pid not in {u.id for u in APP} for pid in across)
+
+
+async def test_replacing_and_removing_keep_each_index_exact(metadata: MetadataStore) -> None:
+    await index(metadata, "app", APP)
+    await index(metadata, "app", [unit("app", "a.py", "write_report", "return render(report)")])
+    assert APP[0].id not in await ranking(metadata)
+    await lexical.remove_files(metadata, "app", ["b.py"])
+    assert APP[1].id not in await ranking(metadata)
+    await lexical.remove_project(metadata, "app")
+    assert await ranking(metadata) == [] and await ranking(metadata, project=None) == []
+    assert await lexical.search(metadata, "the of", limit=5) == []  # nothing but stopwords
+
+
+async def test_rows_without_an_index_get_one_on_first_search(metadata: MetadataStore) -> None:
+    await index(metadata, "app", APP)
+    # As a store migrated from one shared index leaves them: rows, and no index of their own.
+    await metadata.transaction(lambda conn: conn.execute("DROP TABLE code_fts_1"))
+    await metadata.execute("DELETE FROM code_fts_tables")
+    assert (await ranking(metadata, project=None))[0] == APP[0].id
+    await metadata.transaction(lambda conn: conn.execute("DROP TABLE code_fts_1"))
+    await metadata.execute("DELETE FROM code_fts_tables")
+    assert (await ranking(metadata))[0] == APP[0].id
