@@ -237,6 +237,76 @@ def test_file_without_units_is_not_an_error() -> None:
     assert (result.units, result.error) == ([], None)
 
 
+CPP_HEADER = b"""#pragma once
+#include <string>
+
+namespace shapes {
+
+// A shape with an area.
+class Shape {
+ public:
+  virtual ~Shape() = default;
+  virtual double area() const = 0;
+};
+
+class Circle : public Shape {
+ public:
+  explicit Circle(double r) : r_(r) {}
+  double area() const override { return 3.14159 * r_ * r_; }
+
+ private:
+  double r_;
+};
+
+inline double twice(const Shape& s) { return 2 * s.area(); }
+
+}  // namespace shapes
+"""
+
+
+def test_cpp_header_is_read_as_cpp() -> None:
+    result = parse_source(CPP_HEADER, language="c", project="p", file_path="include/shapes.h")
+    assert result.error is None
+    assert {u.language for u in result.units} == {"cpp"}
+    assert [(u.unit_type, u.qualified_name) for u in result.units] == [
+        ("class", "Shape"),
+        ("method", "Shape.~Shape"),
+        ("class", "Circle"),
+        ("method", "Circle.Circle"),
+        ("method", "Circle.area"),
+        ("function", "twice"),
+    ]
+    # Only a header's language comes from its text: a .c file is C whatever it holds.
+    as_c = parse_source(CPP_HEADER, language="c", project="p", file_path="shapes.c").units
+    assert {u.language for u in as_c} == {"c"}
+
+
+def test_c_header_with_extern_c_guards_stays_c() -> None:
+    source = b"""#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* A ring buffer; the C++ wrapper is ring::Buffer. */
+struct ring {
+  char *data;
+  int size;
+};
+
+int ring_push(struct ring *r, char c);
+static inline int ring_empty(const struct ring *r) { return r->size == 0; }
+
+#ifdef __cplusplus
+}
+#endif
+"""
+    result = parse_source(source, language="c", project="p", file_path="ring.H")
+    assert result.error is None
+    assert [(u.language, u.unit_type, u.name) for u in result.units] == [
+        ("c", "class", "ring"),
+        ("c", "function", "ring_empty"),
+    ]
+
+
 def test_unexpected_failure_becomes_a_parse_error() -> None:
     result = parse_source(b"x = 1", language="cobol", project="p", file_path="x.cob")  # type: ignore[arg-type]
     assert result.error is not None

@@ -365,8 +365,8 @@ EXTENSIONS: dict[str, Language] = {
     ".go": "go",
     ".rs": "rust",
     ".java": "java",
-    # A .h may be C or C++; the C grammar reads the C subset most headers use, and C++-only
-    # constructs come back as recoverable errors rather than lost files.
+    # A .h may be C or C++: C by its name, and the parser reads it as C++ when its text is
+    # (worker.code.headers), because the file is already in memory there.
     ".c": "c",
     ".h": "c",
     ".cc": "cpp",

@@ -27,6 +27,7 @@ from tree_sitter import Node, Parser
 
 from shared.contracts.code import CodeUnit, FileError, Language, UnitType
 from shared.log import get_logger
+from worker.code.headers import is_cpp
 from worker.code.languages import (
     DEFAULT_ARM_PREFIXES,
     EXTENSIONS,
@@ -114,7 +115,8 @@ def language_for(path: PurePosixPath) -> Language | None:
 
 def parse_source(source: bytes, *, language: Language, project: str, file_path: str) -> ParseResult:
     """Units of one file. Pure and CPU-bound (callers run it off the event loop). A file with
-    syntax errors yields what tree-sitter recovers; undecodable bytes give an encoding_error."""
+    syntax errors yields what tree-sitter recovers; undecodable bytes give an encoding_error.
+    A ``.h`` given as C is read as C++, and its units say so, when its text is C++."""
     try:
         return _parse(source, language, project, file_path)
     except Exception as exc:  # one bad file must never stop an indexing run
@@ -142,6 +144,8 @@ def _parse(source: bytes, language: Language, project: str, file_path: str) -> P
         return ParseResult(error=FileError(file_path=file_path, error_type="encoding_error", message=message))
     if not data.strip():
         return ParseResult()
+    if language == "c" and file_path.lower().endswith(".h") and is_cpp(data):
+        language = "cpp"
     tree = _parser(language).parse(data)
     walker = _Walker(data, LANGUAGE_SPECS[language], _grammar(language).roles, project, file_path, language)
     units = walker.walk(tree.root_node)
