@@ -307,6 +307,20 @@ static inline int ring_empty(const struct ring *r) { return r->size == 0; }
     ]
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        b"#include <stddef.h>\nsize_t strlcpy(char *dst, const char *src, size_t n);\nextern int verbose;\n",
+        # A macro the grammar does not know is a small syntax error, not an unreadable file.
+        b"#include <stddef.h>\nAPI_EXPORT size_t strlcpy(char *dst, const char *src, size_t n);\n",
+        b"namespace at {\nTORCH_API at::Tensor erfinv(const at::Tensor& self);\n}\n",
+    ],
+)
+def test_header_of_declarations_has_no_units_and_no_error(source: bytes) -> None:
+    result = parse_source(source, language="c", project="p", file_path="api.h")
+    assert (result.units, result.error) == ([], None)
+
+
 def test_unexpected_failure_becomes_a_parse_error() -> None:
     result = parse_source(b"x = 1", language="cobol", project="p", file_path="x.cob")  # type: ignore[arg-type]
     assert result.error is not None

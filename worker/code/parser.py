@@ -149,10 +149,25 @@ def _parse(source: bytes, language: Language, project: str, file_path: str) -> P
     tree = _parser(language).parse(data)
     walker = _Walker(data, LANGUAGE_SPECS[language], _grammar(language).roles, project, file_path, language)
     units = walker.walk(tree.root_node)
-    if not units and tree.root_node.has_error:
+    if not units and tree.root_node.has_error and _mostly_unreadable(tree.root_node, len(data)):
         message = "syntax errors: no function or class could be recovered"
         return ParseResult(error=FileError(file_path=file_path, error_type="parse_error", message=message))
     return ParseResult(units=units)
+
+
+def _mostly_unreadable(root: Node, size: int) -> bool:
+    """Whether syntax errors cover most of a file. A file without units is a parse error only
+    then: a header of declarations behind a macro the grammar does not know (``API int f();``)
+    has a small error and nothing to index, and nothing is wrong with it."""
+    error_bytes = 0
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            error_bytes += node.end_byte - node.start_byte
+        elif node.has_error:  # subtrees without errors are skipped
+            stack.extend(node.children)
+    return 2 * error_bytes > size
 
 
 @dataclass
