@@ -109,7 +109,7 @@ class CodeHit(Contract):
     similarity: float | None = None  # cosine similarity to the query (None: keyword-only search)
 
 
-SearchMode = Literal["hybrid", "semantic", "lexical"]
+SearchMode = Literal["hybrid", "fused", "semantic", "lexical"]
 
 
 class SearchCodeRequest(Contract):
@@ -117,7 +117,8 @@ class SearchCodeRequest(Contract):
     project: str | None = None
     language: Language | None = None
     limit: int = Field(default=10, ge=1, le=50)
-    # hybrid: search_code; semantic: find_similar_code; lexical: BM25 alone (benchmarks).
+    # hybrid: search_code; semantic: find_similar_code; lexical: BM25 alone, fused: hybrid without
+    # the code-aware reordering (both for benchmarks).
     mode: SearchMode = "hybrid"
 
 

@@ -68,7 +68,9 @@ async def replace_files(
     metadata: MetadataStore, project: str, paths: Sequence[str], units: Iterable[CodeUnit]
 ) -> None:
     """The rows of ``paths`` in ``project`` become exactly ``units`` (one transaction)."""
-    rows = [(unit.id, project, unit.language, unit.file_path, lexical_text(unit)) for unit in units]
+    rows = [
+        (unit.id, project, unit.language, unit.file_path, lexical_text(unit), unit.name) for unit in units
+    ]
 
     def replace(conn: sqlite3.Connection) -> None:
         table = _index_of(conn, project, create=True)
@@ -81,8 +83,8 @@ async def replace_files(
             _delete_rows(conn, f"point_id IN ({','.join('?' * len(chunk))})", chunk)
         for row in rows:
             cursor = conn.execute(
-                "INSERT INTO code_lexical (point_id, project, language, file_path, text)"
-                " VALUES (?, ?, ?, ?, ?)",
+                "INSERT INTO code_lexical (point_id, project, language, file_path, text, name)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
                 row,
             )
             conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row[4]))
@@ -213,3 +215,21 @@ async def _build_missing_indexes(metadata: MetadataStore, project: str | None) -
     missing = [str(row[0]) for row in await metadata.fetchall(sql, params)]
     if missing:
         await metadata.transaction(lambda conn: [_index_of(conn, name, create=True) for name in missing])
+
+
+async def definitions(
+    metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
+) -> list[str]:
+    """Point ids of the units called ``name`` (in any case): what a query naming a symbol asks for,
+    however common the word is in the project's text."""
+    sql = "SELECT point_id FROM code_lexical WHERE name = ? COLLATE NOCASE"
+    params: list[object] = [name]
+    if project is not None:
+        sql += " AND project = ?"
+        params.append(project)
+    if language is not None:
+        sql += " AND language = ?"
+        params.append(language)
+    sql += " LIMIT ?"
+    params.append(limit)
+    return [str(row[0]) for row in await metadata.fetchall(sql, params)]

@@ -5,7 +5,10 @@ fuses the two rankings by reciprocal rank fusion (RRF): a unit's fused score is 
 lists it appears in of ``weight / (RRF_K + rank)``. RRF needs no calibration between cosine scores
 and BM25 scores, which live on unrelated scales. The reported ``score`` is that sum divided by
 its maximum (first in both lists), so 1.0 means "top of both"; ``similarity`` is the plain
-cosine similarity to the query, for judging how close the best match really is.
+cosine similarity to the query, for judging how close the best match really is. The fused
+candidates are then reordered knowing what code is (``worker.code.rerank``: the definition of a
+named symbol first, tests and examples only when asked for); ``score`` is that relevance, capped
+at 1.0. ``fused`` is the same without the reordering, for the benchmarks.
 
 ``semantic`` (find_similar_code) is the dense search alone: a snippet is compared by meaning.
 ``lexical`` is BM25 alone, and needs no model; the benchmark uses it to show what each side buys.
@@ -20,6 +23,7 @@ import numpy as np
 
 from shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
 from worker.code import lexical
+from worker.code.rerank import read_query, rerank
 from worker.code.units import INDEXES, code_hit, query_text
 from worker.context import WorkerServices
 from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Record, VectorStore
@@ -29,6 +33,7 @@ RRF_K = 60
 # BM25 alone beats the dense vectors alone, and weighting it 2:1 raised MRR@10 at every RRF_K tried.
 LEXICAL_WEIGHT = 2.0
 CANDIDATES = 50  # taken from each list before fusing: deeper than any limit, cheap either way
+NAMED_CANDIDATES = 20  # units defining a queried name, added to the candidates
 # A pasted snippet is compared by its first 128 tokens (~500 characters of code): the model's
 # cost grows with length, and the head of a unit (its signature and first lines) says what it is.
 # bench/code_quality.py measures what the cut costs: a unit pasted whole comes out first 96% of
@@ -67,22 +72,38 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
         return [code_hit(pid, payload, score, similarity=score) for pid, (score, payload) in ranked]
 
     fused = _fuse([(list(dense), 1.0), (words, LEXICAL_WEIGHT)])
-    top = sorted(fused, key=lambda pid: fused[pid], reverse=True)[: request.limit]
-    missing = [pid for pid in top if pid not in dense]
+    best = (LEXICAL_WEIGHT if request.mode == "lexical" else 1.0 + LEXICAL_WEIGHT) / (RRF_K + 1)
+    # search_code reorders the fused candidates knowing what code is (see rerank); the other
+    # modes stay plain rankings, the baselines the benchmarks compare against.
+    depth = CANDIDATES if request.mode == "hybrid" else request.limit
+    candidates_ids = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:depth]
+    symbol = read_query(request.query).symbol if request.mode == "hybrid" else None
+    if symbol is not None:
+        # The units that define the name join the candidates even when the word is too common in
+        # the project for either ranking to reach them (Headers in an HTTP client).
+        named = await lexical.definitions(
+            await services.metadata(),
+            symbol,
+            limit=NAMED_CANDIDATES,
+            project=request.project,
+            language=request.language,
+        )
+        candidates_ids += [pid for pid in named if pid not in candidates_ids]
+    missing = [pid for pid in candidates_ids if pid not in dense]
     records = {record.id: record for record in await _records(store, missing, query_vector is not None)}
-    best = (1.0 + LEXICAL_WEIGHT if request.mode == "hybrid" else LEXICAL_WEIGHT) / (RRF_K + 1)
-    results: list[CodeHit] = []
-    for pid in top:
-        similarity: float | None
+    found: dict[str, tuple[float | None, dict[str, Any]]] = {}
+    for pid in candidates_ids:
         if pid in dense:
-            similarity, payload = dense[pid]
+            found[pid] = dense[pid]
         elif pid in records:  # else a lexical row whose point is gone: a crashed delete, skipped
-            payload = records[pid].payload
-            similarity = _cosine(query_vector, records[pid].vector)
-        else:
-            continue
-        results.append(code_hit(pid, payload, fused[pid] / best, similarity=similarity))
-    return results
+            found[pid] = (_cosine(query_vector, records[pid].vector), records[pid].payload)
+    scored = [(pid, fused.get(pid, 0.0) / best) for pid in found]
+    if request.mode == "hybrid":
+        scored = rerank(request.query, [(pid, score, found[pid][1]) for pid, score in scored])
+    return [
+        code_hit(pid, found[pid][1], min(1.0, score), similarity=found[pid][0])
+        for pid, score in scored[: request.limit]
+    ]
 
 
 async def _embed_query(

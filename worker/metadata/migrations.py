@@ -84,7 +84,8 @@ MIGRATIONS: tuple[str, ...] = (
     # 6: one FTS5 index per project, so BM25's statistics (document frequencies, average length)
     # are the project's own and a project's ranking never depends on what else is indexed. The
     # indexes read their text from code_lexical as before; each is built from it on first use
-    # (worker.code.lexical), so nothing is re-read from disk.
+    # (worker.code.lexical), so nothing is re-read from disk. And each unit's name, looked up
+    # directly when a query names a symbol (its text starts with the name, on a line of its own).
     """
     DROP TRIGGER code_lexical_insert;
     DROP TRIGGER code_lexical_delete;
@@ -93,6 +94,9 @@ MIGRATIONS: tuple[str, ...] = (
         id INTEGER PRIMARY KEY,
         project TEXT NOT NULL UNIQUE
     );
+    ALTER TABLE code_lexical ADD COLUMN name TEXT NOT NULL DEFAULT '';
+    UPDATE code_lexical SET name = substr(text, 1, instr(text || char(10), char(10)) - 1);
+    CREATE INDEX code_lexical_name ON code_lexical (project, name COLLATE NOCASE);
     """,
 )
 

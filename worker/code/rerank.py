@@ -1,0 +1,121 @@
+"""What search_code does with the fused ranking before it answers: code-aware reordering.
+
+Fusion knows only that a unit matched; a developer's query says more. A bare or qualified
+identifier (``Session``, ``chi.Router``, ``FromRequest``) asks for the unit that *defines* that
+name, so a definition with exactly that name (and its case) comes first, a class over a function
+of the same name when the name is capitalised, and a file named after it counts too. A question
+("how are cookies persisted between requests") is helped when its words name the file or folder
+that holds the answer. Tests, examples and vendored or generated code answer a query only when
+it asks for them. Each adjustment adds to the unit's fused relevance (0..1), so a strong match
+that no rule touches keeps its place among the others.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from worker.code.lexical import STOPWORDS
+from worker.code.units import split_identifier
+
+_QUALIFIED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|/|#)[A-Za-z_][A-Za-z0-9_]*)*$")
+_SEPARATORS = re.compile(r"\.|::|/|#")
+_WORD = re.compile(r"[a-z0-9]+")
+_NON_CODE = re.compile(
+    r"(^|/)[_.]?(tests?|testing|__tests__|spec|specs|examples?|samples?|demos?|docs?|benchmarks?|vendor|"
+    r"third_party|generated|gen|mocks?|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|"
+    r"[^/]*_spec\.\w+|conftest\.py)$",
+    re.IGNORECASE,
+)
+_ASKS_NON_CODE = re.compile(
+    r"\b(tests?|testing|spec|examples?|samples?|demos?|mocks?|fixtures?|benchmarks?)\b"
+)
+
+
+@dataclass(frozen=True)
+class Weights:
+    exact_definition: float = 1.5  # name equals the symbol, case and all
+    folded_definition: float = 0.3  # the same name in another case (session vs Session)
+    qualified_definition: float = 0.3  # the query's qualifier matches the unit's too
+    type_over_function: float = 0.2  # a capitalised symbol: the class rather than a function
+    file_named_after: float = 0.3  # Router in router.go
+    path_word: float = 0.0  # each question word naming a folder or the file
+    path_words_cap: float = 0.24
+    non_code_factor: float = 0.6  # tests, examples, vendored code the query did not ask for
+
+
+DEFAULT = Weights()
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    symbol: str | None  # the identifier asked for, if the query is one
+    qualifier: tuple[str, ...]  # what stands before it (chi.Router: ("chi",))
+    words: frozenset[str]  # a question's content words, for matching paths
+    asks_non_code: bool
+
+
+def read_query(text: str) -> Query:
+    stripped = text.strip().strip("`'\"")
+    asks = bool(_ASKS_NON_CODE.search(text.lower()))
+    if _QUALIFIED.match(stripped):
+        parts = [p for p in _SEPARATORS.split(stripped) if p]
+        return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks)
+    words = {w for w in _WORD.findall(split_identifier(text) + " " + text.lower()) if w not in STOPWORDS}
+    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks)
+
+
+def _path_words(file_path: str) -> set[str]:
+    return set(_WORD.findall(split_identifier(file_path.replace("/", " ").replace(".", " "))))
+
+
+def _stem(file_path: str) -> str:
+    name = file_path.rsplit("/", 1)[-1]
+    return name.split(".", 1)[0]
+
+
+def _folded(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def adjustment(query: Query, payload: dict[str, Any], weights: Weights = DEFAULT) -> tuple[float, float]:
+    """(what to add to the unit's fused relevance, what to multiply it by)."""
+    add, factor = 0.0, 1.0
+    file_path = str(payload.get("file_path", ""))
+    name = str(payload.get("name", ""))
+    if query.symbol is not None:
+        symbol = query.symbol
+        if name == symbol:
+            add += weights.exact_definition
+        elif name.lower() == symbol.lower():
+            add += weights.folded_definition
+        if add and query.qualifier:
+            qualified = [p.lower() for p in _SEPARATORS.split(str(payload.get("qualified_name", ""))) if p]
+            path = _path_words(file_path)
+            if all(q.lower() in qualified or q.lower() in path for q in query.qualifier):
+                add += weights.qualified_definition
+        if add and symbol[:1].isupper() and payload.get("unit_type") == "class":
+            add += weights.type_over_function
+        if _folded(_stem(file_path)) == _folded(symbol):
+            add += weights.file_named_after
+    elif query.words:
+        named = len(query.words & _path_words(file_path))
+        add += min(weights.path_words_cap, named * weights.path_word)
+    if not query.asks_non_code and _NON_CODE.search(file_path):
+        factor *= weights.non_code_factor
+    return add, factor
+
+
+def rerank(
+    query_text: str, scored: list[tuple[str, float, dict[str, Any]]], weights: Weights = DEFAULT
+) -> list[tuple[str, float]]:
+    """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores."""
+    query = read_query(query_text)
+    out = []
+    for pid, score, payload in scored:
+        add, factor = adjustment(query, payload, weights)
+        out.append((pid, (score + add) * factor))
+    out.sort(key=lambda item: item[1], reverse=True)
+    return out
