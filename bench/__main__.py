@@ -1,7 +1,8 @@
 """``python -m bench queue | all [--out DIR] [--redis-url URL]``.
 
 A benchmark is a module ``bench/<name>.py`` with ``add_arguments(parser)`` and
-``async def run(args) -> dict``; adding one means adding its name to ``BENCHMARKS``.
+``async def run(args) -> dict``; adding one means adding its name to ``BENCHMARKS`` (or to
+``ON_DEMAND``, which `all` leaves out).
 """
 
 from __future__ import annotations
@@ -32,6 +33,8 @@ BENCHMARKS: tuple[str, ...] = (
     "loops",
     "context",
 )
+# Offered as subcommands but left out of `all`: they need inputs from outside this repository.
+ON_DEMAND: tuple[str, ...] = ("semble",)
 
 
 class Benchmark(Protocol):
@@ -62,7 +65,7 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench", description="Learning Memory Server benchmarks.")
     sub = parser.add_subparsers(dest="command", required=True)
-    for name in BENCHMARKS:
+    for name in (*BENCHMARKS, *ON_DEMAND):
         benchmark = _load(name)
         # The module docstring's first line is its help, so a new benchmark needs no extra wiring.
         doc = (sys.modules[f"bench.{name}"].__doc__ or name).strip().splitlines()[0]

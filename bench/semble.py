@@ -1,0 +1,427 @@
+"""semble's public code-search benchmark: NDCG@10 per repository and category beside the published figures.
+
+Nothing is fetched at run time. ``--repos-dir DIR`` holds one checkout per repository, named as in
+the benchmark's ``repos.json`` (``DIR/flask``, ``DIR/cobra``, ...), each at its pinned revision (a
+git checkout at another revision is refused). ``--data DIR`` holds ``repos.json``,
+``annotations/<name>.json`` and ``published/per_repo.json``; the data stays outside this repository.
+
+Each repository gets a worker and a data folder of its own (so BM25 statistics, caches and
+vectors never mix), a real MCP client over stdio, arq mode: its ``benchmark_root`` is indexed with
+``index_codebase`` (timed once the model is loaded), then every annotated query is asked with
+``search_code`` (limit 10, project = the repository). ``--mode lexical|semantic`` asks the search
+job directly in that mode instead, as ``bench code_quality`` does. The metric is semble's
+harness's, see :func:`ndcg_at_10`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bench.code import _call, _index
+from bench.common import BenchError, print_table, progress
+from bench.processes import REPO_ROOT, serving
+from shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
+from shared.settings import Settings
+
+# The data lives beside this repository, not in it: its annotations are someone else's.
+DEFAULT_DATA = REPO_ROOT.parent / "shared" / "benchmarks" / "semble"
+K = 10
+CATEGORIES = ("semantic", "architecture", "symbol")
+PUBLISHED = {"semble": "semble_hybrid", "CRE hybrid": "coderankembed_hybrid", "BM25": "bm25"}
+MODES: tuple[SearchMode, ...] = ("hybrid", "lexical", "semantic")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--repos-dir",
+        type=Path,
+        default=None,
+        help="checkouts at the pinned revisions, one sub-folder per repository name (required)",
+    )
+    parser.add_argument(
+        "--data",
+        type=Path,
+        default=DEFAULT_DATA,
+        help=f"repos.json, annotations/, published/ ({DEFAULT_DATA})",
+    )
+    parser.add_argument("--repos", default=None, help="comma-separated names to run (default: all)")
+    parser.add_argument(
+        "--embedding-model",
+        default=None,
+        help="LMS_EMBEDDING_MODEL for the workers, e.g. hashing:384 (default: the bundled model)",
+    )
+    parser.add_argument(
+        "--mode",
+        choices=MODES,
+        default="hybrid",
+        help="hybrid = the search_code tool; lexical/semantic = the search job in that mode (hybrid)",
+    )
+
+
+# --- the metric ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Target:
+    path: str
+    start_line: int | None = None
+    end_line: int | None = None
+
+
+@dataclass(frozen=True)
+class Hit:
+    path: str  # relative to the repository's root, "/" separators
+    start_line: int
+    end_line: int
+
+
+def parse_target(raw: str | dict[str, Any]) -> Target:
+    if isinstance(raw, str):
+        return Target(raw)
+    start, end = raw.get("start_line"), raw.get("end_line")
+    return Target(str(raw["path"]), None if start is None else int(start), None if end is None else int(end))
+
+
+def path_matches(hit_path: str, target_path: str) -> bool:
+    """Equal, or one is the other below some folder (paths may be given from different roots)."""
+    a, b = hit_path.replace("\\", "/"), target_path.replace("\\", "/")
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+def hit_covers(hit: Hit, target: Target) -> bool:
+    if not path_matches(hit.path, target.path):
+        return False
+    if target.start_line is None or target.end_line is None:
+        return True
+    return not (hit.end_line < target.start_line or hit.start_line > target.end_line)
+
+
+def target_rank(hits: Sequence[Hit], target: Target) -> int | None:
+    """1-based rank of the first hit covering ``target`` among the first K, or None."""
+    return next((rank for rank, hit in enumerate(hits[:K], start=1) if hit_covers(hit, target)), None)
+
+
+def _dcg(gains: Iterable[int]) -> float:
+    return sum(gain / math.log2(i + 2) for i, gain in enumerate(gains))
+
+
+def ndcg_at_10(hits: Sequence[Hit], targets: Sequence[Target]) -> float:
+    """NDCG@10 as semble's harness computes it.
+
+    Ranks are over hits, not files (three hits from one file take three ranks); every target
+    (relevant or secondary) has gain 1 at the rank of the first hit covering it; two targets first
+    covered by the same hit add one gain, not two; the ideal is min(10, #targets) gains at the top.
+    """
+    if not targets:
+        return 0.0
+    gains = [0] * K
+    for target in targets:
+        rank = target_rank(hits, target)
+        if rank is not None:
+            gains[rank - 1] = 1
+    return _dcg(gains) / _dcg([1] * min(K, len(targets)))
+
+
+# --- data ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Query:
+    text: str
+    category: str
+    targets: tuple[Target, ...]
+
+
+def _load_data(data: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    for needed in ("repos.json", "annotations", "published/per_repo.json"):
+        if not (data / needed).exists():
+            raise BenchError(f"{data / needed} is missing: pass --data with the benchmark's data folder")
+    repos = json.loads((data / "repos.json").read_text())
+    published = json.loads((data / "published" / "per_repo.json").read_text())["repos"]
+    return repos, published
+
+
+def _queries(data: Path, name: str) -> list[Query]:
+    raw = json.loads((data / "annotations" / f"{name}.json").read_text())
+    return [
+        Query(
+            item["query"],
+            item["category"],
+            tuple(parse_target(t) for t in [*item.get("relevant", []), *item.get("secondary", [])]),
+        )
+        for item in raw
+    ]
+
+
+def _select(repos: list[dict[str, Any]], wanted: str | None) -> list[dict[str, Any]]:
+    if not wanted:
+        return repos
+    names = [n.strip() for n in wanted.split(",") if n.strip()]
+    known = {r["name"] for r in repos}
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise BenchError(f"unknown repositories {', '.join(unknown)}; known: {', '.join(sorted(known))}")
+    return [r for r in repos if r["name"] in names]
+
+
+def _checkout_root(repos_dir: Path, spec: dict[str, Any]) -> Path:
+    """The folder to index; refuse a checkout at another revision, whose files the queries may not fit."""
+    checkout = repos_dir / spec["name"]
+    if not checkout.is_dir():
+        raise BenchError(f"{checkout} is missing: clone {spec['url']} there and check out {spec['revision']}")
+    if (checkout / ".git").exists():
+        head = subprocess.run(
+            ["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False
+        ).stdout.strip()
+        if head != spec["revision"]:
+            raise BenchError(f"{checkout} is at {head or '?'}, not the pinned {spec['revision']}")
+    else:
+        progress(f"semble: {checkout} is not a git checkout; its revision cannot be checked")
+    root: Path = checkout / str(spec["benchmark_root"]) if spec.get("benchmark_root") else checkout
+    if not root.is_dir():
+        raise BenchError(f"{root} (benchmark_root) is missing")
+    return root
+
+
+# --- one repository ------------------------------------------------------------------------
+
+
+def _hits(found: list[dict[str, Any]], benchmark_root: str | None) -> list[Hit]:
+    """Hits with paths from the repository's root, as the annotations give them."""
+    prefix = f"{benchmark_root.strip('/')}/" if benchmark_root else ""
+    return [Hit(prefix + h["file_path"], int(h["start_line"]), int(h["end_line"])) for h in found]
+
+
+async def _search(
+    client: Any, job_client: Any, query: str, project: str, mode: SearchMode
+) -> list[dict[str, Any]]:
+    if mode == "hybrid":
+        answer = await _call(client, "search_code", {"query": query, "project": project, "limit": K})
+        return list(answer["results"])
+    from server.jobclient.base import run_job
+
+    request = SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
+    found = await run_job(job_client, SEARCH_CODE, request, timeout_s=120)
+    return [hit.model_dump() for hit in found.results]
+
+
+async def _run_repo(
+    args: argparse.Namespace, spec: dict[str, Any], root: Path, queries: list[Query], tmp: Path
+) -> dict[str, Any]:
+    name = spec["name"]
+    namespace = f"bench-semble-{name}-{time.time_ns()}"
+    extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
+    started = time.perf_counter()
+    async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
+        # The model loads on the first index: a one-function project first, so the timed index is warm.
+        warm = tmp / "warm-up"
+        warm.mkdir()
+        (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
+        await _index(client, warm, "warm-up")
+        await _call(client, "delete_project_index", {"project": "warm-up"})
+        load_s = time.perf_counter() - started
+        stats, index_s = await _index(client, root, name)
+        projects = (await _call(client, "list_indexed_projects", {}))["projects"]
+        units = next((p["units"] for p in projects if p["project"] == name), 0)
+        progress(
+            f"semble: {name}: {units} units, {stats['files_indexed']} files in {index_s:.1f}s "
+            f"({units / index_s:.0f} units/s; worker up and model loaded in {load_s:.0f}s)"
+        )
+        job_client = None
+        if args.mode != "hybrid":
+            from server.jobclient.arq_client import ArqJobClient
+
+            job_client = ArqJobClient(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
+        per_query: list[dict[str, Any]] = []
+        try:
+            for query in queries:
+                asked = time.perf_counter()
+                found = await _search(client, job_client, query.text, name, args.mode)
+                seconds = time.perf_counter() - asked
+                hits = _hits(found, spec.get("benchmark_root"))
+                ranks = [target_rank(hits, t) for t in query.targets]
+                per_query.append(
+                    {
+                        "query": query.text,
+                        "category": query.category,
+                        "ndcg10": ndcg_at_10(hits, query.targets),
+                        "found_any": any(r is not None for r in ranks),
+                        "target_ranks": ranks,
+                        "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
+                        "seconds": seconds,
+                    }
+                )
+        finally:
+            if job_client is not None:
+                await job_client.close()
+    return {
+        "language": spec["language"],
+        "revision": spec["revision"],
+        "units": units,
+        "files_indexed": stats["files_indexed"],
+        "index_errors": len(stats.get("errors", [])),
+        "index_s": index_s,
+        "units_per_s": units / index_s if index_s else None,
+        "ndcg10": _mean(q["ndcg10"] for q in per_query),
+        # Of each query's targets, the share in the top 10 (then the mean over queries).
+        "recall10": _mean(
+            sum(r is not None for r in q["target_ranks"]) / max(1, len(q["target_ranks"])) for q in per_query
+        ),
+        "by_category": {
+            c: _mean(q["ndcg10"] for q in per_query if q["category"] == c)
+            for c in CATEGORIES
+            if any(q["category"] == c for q in per_query)
+        },
+        "queries": per_query,
+    }
+
+
+def _mean(values: Iterable[float]) -> float:
+    items = list(values)
+    return sum(items) / len(items) if items else float("nan")
+
+
+# --- report ---------------------------------------------------------------------------------
+
+
+def _summary(per_repo: dict[str, dict[str, Any]]) -> dict[str, float]:
+    """Mean over repositories, overall and per category (a category's mean over the repos that have it)."""
+    out = {"all": _mean(r["ndcg10"] for r in per_repo.values())}
+    for c in CATEGORIES:
+        out[c] = _mean(r["by_category"][c] for r in per_repo.values() if c in r["by_category"])
+    return out
+
+
+def _fmt(value: float | None) -> str:
+    return "—" if value is None or math.isnan(value) else f"{value:.3f}"
+
+
+def _report(
+    args: argparse.Namespace, ours: dict[str, dict[str, Any]], published: dict[str, Any]
+) -> dict[str, Any]:
+    names = list(ours)
+    theirs = {
+        label: {n: published[n][key] for n in names if n in published} for label, key in PUBLISHED.items()
+    }
+    label = f"ours ({args.mode})"
+    rows = []
+    for n in names:
+        r = ours[n]
+        rows.append(
+            [
+                n,
+                r["language"],
+                str(r["units"]),
+                f"{r['index_s']:.2f}" if r["index_s"] < 10 else f"{r['index_s']:.1f}",
+                f"{r['units_per_s']:.0f}",
+                _fmt(r["recall10"]),
+                _fmt(r["ndcg10"]),
+                *[_fmt(theirs[p][n]["ndcg10"] if n in theirs[p] else None) for p in PUBLISHED],
+            ]
+        )
+    total_units = sum(r["units"] for r in ours.values())
+    total_s = sum(r["index_s"] for r in ours.values())
+    ours_summary = _summary(ours)
+    published_summary = {p: _summary(theirs[p]) for p in PUBLISHED if len(theirs[p]) == len(names)}
+    rows.append(
+        [
+            f"mean of {len(names)}",
+            "",
+            str(total_units),
+            f"{total_s:.1f}",
+            f"{total_units / total_s:.0f}" if total_s else "—",
+            _fmt(_mean(r["recall10"] for r in ours.values())),
+            _fmt(ours_summary["all"]),
+            *[_fmt(published_summary.get(p, {}).get("all")) for p in PUBLISHED],
+        ]
+    )
+    print(f"\nNDCG@10, {label}; embedding model: {args.embedding_model or 'bundled'}")
+    print_table(
+        ["repository", "language", "units", "index s", "units/s", "target recall@10", label, *PUBLISHED], rows
+    )
+    print("\nby category (mean over repositories; ours / semble / CRE hybrid / BM25)")
+    cat_rows = [
+        [
+            n,
+            *[
+                " / ".join(
+                    [
+                        _fmt(ours[n]["by_category"].get(c)),
+                        *[
+                            _fmt(theirs[p][n]["by_category"].get(c)) if n in theirs[p] else "—"
+                            for p in PUBLISHED
+                        ],
+                    ]
+                )
+                for c in CATEGORIES
+            ],
+        ]
+        for n in names
+    ]
+    cat_rows.append(
+        [
+            f"mean of {len(names)}",
+            *[
+                " / ".join(
+                    [_fmt(ours_summary[c]), *[_fmt(published_summary.get(p, {}).get(c)) for p in PUBLISHED]]
+                )
+                for c in CATEGORIES
+            ],
+        ]
+    )
+    print_table(["repository", *CATEGORIES], cat_rows)
+    return {
+        "code": _code_revision(),
+        "mode": args.mode,
+        "embedding_model": args.embedding_model or Settings.model_fields["embedding_model"].default,
+        "data": str(args.data),
+        "repositories": names,
+        "summary": {"ours": ours_summary, **published_summary},
+        "index": {"units": total_units, "seconds": total_s},
+        "per_repo": ours,
+    }
+
+
+def _code_revision() -> str:
+    """The commit measured, "+changes" when the tree differs from it: figures move with the ranking code."""
+
+    def git(*argv: str) -> str:
+        done = subprocess.run(
+            ["git", "-C", str(REPO_ROOT), *argv], capture_output=True, text=True, check=False
+        )
+        return done.stdout.strip()
+
+    head = git("rev-parse", "HEAD") or "unknown"
+    return head + ("+changes" if git("status", "--porcelain", "--untracked-files=no") else "")
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.repos_dir is None:
+        raise BenchError(
+            "--repos-dir is required: a folder with each repository of repos.json checked out at its "
+            "revision in a sub-folder named after it (see the README's Performance section)"
+        )
+    repos, published = _load_data(args.data)
+    selected = _select(repos, args.repos)
+    # Every checkout checked before the first (long) index, so a missing one fails at once.
+    roots = {spec["name"]: _checkout_root(args.repos_dir.resolve(), spec) for spec in selected}
+    ours: dict[str, dict[str, Any]] = {}
+    for spec in selected:
+        queries = _queries(args.data, spec["name"])
+        tmp = Path(tempfile.mkdtemp(prefix=f"lms-bench-semble-{spec['name']}-"))
+        try:
+            ours[spec["name"]] = await _run_repo(args, spec, roots[spec["name"]], queries, tmp)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        progress(f"semble: {spec['name']}: NDCG@10 {ours[spec['name']]['ndcg10']:.3f}")
+    return _report(args, ours, published)
