@@ -70,3 +70,20 @@ def test_question_words_naming_the_path_when_weighted() -> None:
     ]
     assert order("how are cookies stored", units, weights) == ["cookies", "elsewhere"]
     assert order("how are cookies stored", units) == ["elsewhere", "cookies"]  # off by default
+
+
+def test_a_file_is_named_after_its_stem_without_the_last_extension_only() -> None:
+    units = [
+        ("part", 1.0, unit("SqlMapper", "Dapper/SqlMapper.DontMap.cs", "class")),
+        ("main", 0.5, unit("SqlMapper", "Dapper/SqlMapper.cs", "class")),
+    ]
+    assert order("SqlMapper", units) == ["main", "part"]
+
+
+def test_with_no_definition_of_the_name_its_file_answers() -> None:
+    units = [
+        ("elsewhere", 1.0, unit("createApplication", "lib/express.js")),
+        ("module", 0.3, unit("send", "lib/response.js")),
+    ]
+    assert [pid for pid, _ in rerank("response", units, defined=False)] == ["module", "elsewhere"]
+    assert [pid for pid, _ in rerank("response", units, defined=True)] == ["elsewhere", "module"]

@@ -40,6 +40,9 @@ class Weights:
     qualified_definition: float = 0.3  # the query's qualifier matches the unit's too
     type_over_function: float = 0.2  # a capitalised symbol: the class rather than a function
     file_named_after: float = 0.3  # Router in router.go
+    # When nothing in the project is called that, the file named after it is the definition
+    # (a module: express's "response" is lib/response.js).
+    file_named_after_undefined: float = 1.5
     path_word: float = 0.0  # each question word naming a folder or the file
     path_words_cap: float = 0.24
     non_code_factor: float = 0.6  # tests, examples, vendored code the query did not ask for
@@ -72,16 +75,20 @@ def _path_words(file_path: str) -> set[str]:
 
 
 def _stem(file_path: str) -> str:
-    name = file_path.rsplit("/", 1)[-1]
-    return name.split(".", 1)[0]
+    # The name without its last extension: SqlMapper.cs is named after SqlMapper, and
+    # SqlMapper.DontMap.cs (a part of it) is not.
+    return file_path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
 
 
 def _folded(name: str) -> str:
     return name.replace("_", "").lower()
 
 
-def adjustment(query: Query, payload: dict[str, Any], weights: Weights = DEFAULT) -> tuple[float, float]:
-    """(what to add to the unit's fused relevance, what to multiply it by)."""
+def adjustment(
+    query: Query, payload: dict[str, Any], weights: Weights = DEFAULT, *, defined: bool = True
+) -> tuple[float, float]:
+    """(what to add to the unit's fused relevance, what to multiply it by); ``defined`` says
+    whether any unit of the project has the queried name."""
     add, factor = 0.0, 1.0
     file_path = str(payload.get("file_path", ""))
     name = str(payload.get("name", ""))
@@ -99,7 +106,7 @@ def adjustment(query: Query, payload: dict[str, Any], weights: Weights = DEFAULT
         if add and symbol[:1].isupper() and payload.get("unit_type") == "class":
             add += weights.type_over_function
         if _folded(_stem(file_path)) == _folded(symbol):
-            add += weights.file_named_after
+            add += weights.file_named_after if defined else weights.file_named_after_undefined
     elif query.words:
         named = len(query.words & _path_words(file_path))
         add += min(weights.path_words_cap, named * weights.path_word)
@@ -109,13 +116,17 @@ def adjustment(query: Query, payload: dict[str, Any], weights: Weights = DEFAULT
 
 
 def rerank(
-    query_text: str, scored: list[tuple[str, float, dict[str, Any]]], weights: Weights = DEFAULT
+    query_text: str,
+    scored: list[tuple[str, float, dict[str, Any]]],
+    weights: Weights = DEFAULT,
+    *,
+    defined: bool = True,
 ) -> list[tuple[str, float]]:
     """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores."""
     query = read_query(query_text)
     out = []
     for pid, score, payload in scored:
-        add, factor = adjustment(query, payload, weights)
+        add, factor = adjustment(query, payload, weights, defined=defined)
         out.append((pid, (score + add) * factor))
     out.sort(key=lambda item: item[1], reverse=True)
     return out

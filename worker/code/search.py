@@ -78,6 +78,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     depth = CANDIDATES if request.mode == "hybrid" else request.limit
     candidates_ids = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:depth]
     symbol = read_query(request.query).symbol if request.mode == "hybrid" else None
+    named: list[str] = []
     if symbol is not None:
         # The units that define the name join the candidates even when the word is too common in
         # the project for either ranking to reach them (Headers in an HTTP client).
@@ -99,7 +100,11 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             found[pid] = (_cosine(query_vector, records[pid].vector), records[pid].payload)
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in found]
     if request.mode == "hybrid":
-        scored = rerank(request.query, [(pid, score, found[pid][1]) for pid, score in scored])
+        scored = rerank(
+            request.query,
+            [(pid, score, found[pid][1]) for pid, score in scored],
+            defined=symbol is None or bool(named),
+        )
     return [
         code_hit(pid, found[pid][1], min(1.0, score), similarity=found[pid][0])
         for pid, score in scored[: request.limit]
