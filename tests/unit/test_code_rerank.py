@@ -75,7 +75,7 @@ def test_question_words_naming_the_path_when_weighted() -> None:
 def test_a_file_is_named_after_its_stem_without_the_last_extension_only() -> None:
     units = [
         ("part", 1.0, unit("SqlMapper", "Dapper/SqlMapper.DontMap.cs", "class")),
-        ("main", 0.5, unit("SqlMapper", "Dapper/SqlMapper.cs", "class")),
+        ("main", 0.85, unit("SqlMapper", "Dapper/SqlMapper.cs", "class")),
     ]
     assert order("SqlMapper", units) == ["main", "part"]
 
