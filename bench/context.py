@@ -279,7 +279,13 @@ async def time_without_redis(env: dict[str, str], project: Path, calls: int, sta
 
 
 def claude_available() -> bool:
-    return (REPO_ROOT / ".tools" / "claude" / "node_modules" / ".bin" / "claude").exists()
+    from bench.claude_code import ClaudeCodeMissing, pinned_claude
+
+    try:
+        pinned_claude()
+    except ClaudeCodeMissing:
+        return False
+    return True
 
 
 async def time_in_claude(

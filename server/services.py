@@ -65,10 +65,13 @@ def make_lifespan(
         jobs = await create_job_client(resolved)
         app = AppContext(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
         background = [
-            asyncio.create_task(keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain"),
-            # Values stored from another session or machine reach this project's next brief.
-            asyncio.create_task(refresh_values_cache(app), name="values-cache"),
+            asyncio.create_task(keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain")
         ]
+        if jobs.mode == "arq":
+            # Values stored from another session or machine reach this project's next brief. In
+            # inline mode only this process writes values (and refreshes the cache as it does), and
+            # asking at start would load the vector store into the server for nothing.
+            background.append(asyncio.create_task(refresh_values_cache(app), name="values-cache"))
         try:
             yield app
         finally:

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from server.hooks.answer import hook_answer
 from shared.context_lines import entry_data, estimate_tokens, experience_line, one_line, value_line
 from shared.paths import data_dir_from_env
 
@@ -128,6 +129,5 @@ def main(stdin: Any = None, stdout: Any = None) -> int:
         sys.stderr.write(json.dumps({"event": "hook.session_start_failed", "error": str(exc)}) + "\n")
         return 0
     if text:
-        answer = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": text}}
-        stdout.write(json.dumps(answer) + "\n")
+        stdout.write(hook_answer("SessionStart", text) + "\n")
     return 0

@@ -7,14 +7,14 @@ brief can read them: ``<data dir>/cache/values.json``, replaced atomically.
 
 from __future__ import annotations
 
+import asyncio
 import json
-import os
-import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
 from server.jobclient import JobStillRunning, run_job
+from server.journal.files import atomic_write
 from shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
 from shared.errors import LmsError
 from shared.log import get_logger
@@ -30,14 +30,12 @@ def write_values_cache(data_dir: Path, values: list[ValueRecord]) -> None:
     """``values`` in list_values order (largest clusters first); the first few are kept."""
     path = data_dir / VALUES_CACHE
     rows = [value.model_dump(mode="json", include=set(FIELDS)) for value in values[:MAX_VALUES]]
-    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_text(json.dumps(rows))
-        os.replace(tmp, path)  # a reader sees the old list or the new one
+        # Atomic (the brief reads the old list or the new), not durable: a cache, rebuilt at start.
+        atomic_write(path, json.dumps(rows).encode(), durable=False)
     except OSError as exc:  # only the brief is poorer for it
         log.warning("values_cache.write_failed", path=str(path), error=str(exc))
-        tmp.unlink(missing_ok=True)
 
 
 async def refresh_values_cache(app: AppContext) -> None:
@@ -50,4 +48,4 @@ async def refresh_values_cache(app: AppContext) -> None:
     except (LmsError, JobStillRunning) as exc:
         log.info("values_cache.not_refreshed", reason=str(exc))
         return
-    write_values_cache(app.settings.data_dir, found.results)
+    await asyncio.to_thread(write_values_cache, app.settings.data_dir, found.results)

@@ -64,10 +64,9 @@ async def premortem(
     return [warning.model_dump(mode="json") for warning in found.warnings]
 
 
-async def premortem_or_nothing(
-    app: AppContext, goal: str, hypothesis: str, domain: Domain
-) -> list[dict[str, Any]]:
-    """start_ghap's warnings: starting to track a hypothesis never waits on, or fails for, the worker."""
+async def premortem_or_nothing(app: AppContext, goal: str, hypothesis: str) -> list[dict[str, Any]]:
+    """start_ghap's warnings: starting to track a hypothesis never waits on, or fails for, the worker.
+    Any domain: a lesson learned while debugging warns a refactoring as well."""
 
     async def work() -> list[dict[str, Any]]:
         return await premortem(app, goal, hypothesis, None, 3, app.settings.hook_budget_s)

@@ -155,7 +155,7 @@ def register(server: MCPServer[AppContext]) -> None:
         }
         # Looked up while the journal writes: warnings cost start_ghap no more than their own search.
         warnings = asyncio.create_task(
-            premortem_or_nothing(app, fields["goal"], fields["hypothesis"], domain), name="premortem"
+            premortem_or_nothing(app, fields["goal"], fields["hypothesis"]), name="premortem"
         )
         try:
             entry, orphan = await asyncio.to_thread(

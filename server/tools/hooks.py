@@ -20,6 +20,7 @@ from pydantic import Field
 
 from server.fail_open import within_budget
 from server.hooks import test_runs
+from server.hooks.answer import hook_answer
 from server.services import AppContext, app_context
 from server.tools.context import assemble, render
 from server.tools.inputs import utf8_safe
@@ -41,10 +42,6 @@ _PREDICTS_RUN = re.compile(
     r"vitest|cargo|go test|spec(s)?|assert\w*)\b",
     re.IGNORECASE,
 )
-
-
-def hook_answer(event: str, context: str) -> str:
-    return json.dumps({"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}})
 
 
 def _tracking(app: AppContext) -> bool:

@@ -137,8 +137,9 @@ def _delete_rows(conn: sqlite3.Connection, where: str, params: Sequence[object])
     """Delete the matching rows and their entries in their projects' indexes (an external-content
     index forgets a row only when told its old text)."""
     found = conn.execute(f"SELECT rowid, project, text FROM code_lexical WHERE {where}", params).fetchall()
+    tables = {project: _index_of(conn, project, create=False) for project in {row[1] for row in found}}
     for rowid, project, text in found:
-        table = _index_of(conn, project, create=False)
+        table = tables[project]
         if table is not None:
             conn.execute(f"INSERT INTO {table} ({table}, rowid, text) VALUES ('delete', ?, ?)", (rowid, text))
     conn.executemany("DELETE FROM code_lexical WHERE rowid = ?", [(row[0],) for row in found])

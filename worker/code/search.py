@@ -90,24 +90,32 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             language=request.language,
         )
         candidates_ids += [pid for pid in named if pid not in candidates_ids]
+    # Payloads of the candidates only the keywords found; vectors later, for the few answered:
+    # reading vectors out of the store is the expensive part of a get.
     missing = [pid for pid in candidates_ids if pid not in dense]
-    records = {record.id: record for record in await _records(store, missing, query_vector is not None)}
-    found: dict[str, tuple[float | None, dict[str, Any]]] = {}
-    for pid in candidates_ids:
-        if pid in dense:
-            found[pid] = dense[pid]
-        elif pid in records:  # else a lexical row whose point is gone: a crashed delete, skipped
-            found[pid] = (_cosine(query_vector, records[pid].vector), records[pid].payload)
-    scored = [(pid, fused.get(pid, 0.0) / best) for pid in found]
+    payloads = {pid: payload for pid, (_, payload) in dense.items()}
+    payloads |= {record.id: record.payload for record in await _records(store, missing, False)}
+    # A lexical row whose point is gone (a crashed delete) is skipped.
+    scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":
         scored = rerank(
             request.query,
-            [(pid, score, found[pid][1]) for pid, score in scored],
+            [(pid, score, payloads[pid]) for pid, score in scored],
             defined=symbol is None or bool(named),
         )
+    answered = scored[: request.limit]
+    unmeasured = [pid for pid, _ in answered if pid not in dense]
+    vectors = {}
+    if query_vector is not None and unmeasured:
+        vectors = {record.id: record.vector for record in await _records(store, unmeasured, True)}
     return [
-        code_hit(pid, found[pid][1], min(1.0, score), similarity=found[pid][0])
-        for pid, score in scored[: request.limit]
+        code_hit(
+            pid,
+            payloads[pid],
+            min(1.0, score),
+            similarity=dense[pid][0] if pid in dense else _cosine(query_vector, vectors.get(pid)),
+        )
+        for pid, score in answered
     ]
 
 
