@@ -1,8 +1,8 @@
 """The strongest values, kept in a file for the SessionStart brief.
 
 The brief runs before Claude Code connects to the server and must not wait for a worker, so
-the server writes the values it learns of (at start, and after every store_value) where the
-brief can read them: ``<data dir>/cache/values.json``, replaced atomically.
+the server writes the values it learns of (at start when a worker holds the store, and after
+every store_value) where the brief can read them: ``<data dir>/cache/values.json``, replaced atomically.
 """
 
 from __future__ import annotations
