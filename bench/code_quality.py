@@ -49,6 +49,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--workdir", type=Path, default=None, help="keep corpus and index here, reuse them next run"
     )
+    parser.add_argument(
+        "--embedding-model",
+        default=None,
+        help="LMS_EMBEDDING_MODEL for the worker (default: the bundled model)",
+    )
 
 
 def _labelled() -> list[dict[str, Any]]:
@@ -167,7 +172,8 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     labelled = _labelled()
     progress(f"code_quality: corpus {', '.join(CORPUS)}: {files} .py files, {len(labelled)} questions")
     namespace = f"bench-quality-{time.time_ns()}"
-    async with serving(args.redis_url, tmp, namespace) as (client, _worker):
+    extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
+    async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
         stats, seconds = await _index(client, corpus, PROJECT)
         projects = (await _call(client, "list_indexed_projects", {}))["projects"]
         units = next(p["units"] for p in projects if p["project"] == PROJECT)
@@ -181,7 +187,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             await _call(client, "search_code", {"query": query, "project": PROJECT})
             latencies.append(time.perf_counter() - started)
         ranks, lists = await _modes(settings, labelled)
-    cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets)
+    cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets) if args.snippets else {}
     kinds = [item.get("kind", "question") for item in labelled]
     questions = [item for item in labelled if item.get("kind", "question") == "question"]
     question_lists = {

@@ -56,6 +56,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--repos", default=None, help="comma-separated names to run (default: all)")
     parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=None,
+        help="keep each repository's index here and reuse it next run (index times then measure "
+        "an incremental index): for trying ranking changes",
+    )
+    parser.add_argument(
         "--embedding-model",
         default=None,
         help="LMS_EMBEDDING_MODEL for the workers, e.g. hashing:384 (default: the bundled model)",
@@ -225,7 +232,7 @@ async def _run_repo(
     async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
         # The model loads on the first index: a one-function project first, so the timed index is warm.
         warm = tmp / "warm-up"
-        warm.mkdir()
+        warm.mkdir(exist_ok=True)
         (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
         await _index(client, warm, "warm-up")
         await _call(client, "delete_project_index", {"project": "warm-up"})
@@ -418,10 +425,15 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     ours: dict[str, dict[str, Any]] = {}
     for spec in selected:
         queries = _queries(args.data, spec["name"])
-        tmp = Path(tempfile.mkdtemp(prefix=f"lms-bench-semble-{spec['name']}-"))
-        try:
-            ours[spec["name"]] = await _run_repo(args, spec, roots[spec["name"]], queries, tmp)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+        if args.workdir is not None:
+            kept = args.workdir.resolve() / spec["name"]
+            kept.mkdir(parents=True, exist_ok=True)
+            ours[spec["name"]] = await _run_repo(args, spec, roots[spec["name"]], queries, kept)
+        else:
+            tmp = Path(tempfile.mkdtemp(prefix=f"lms-bench-semble-{spec['name']}-"))
+            try:
+                ours[spec["name"]] = await _run_repo(args, spec, roots[spec["name"]], queries, tmp)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         progress(f"semble: {spec['name']}: NDCG@10 {ours[spec['name']]['ndcg10']:.3f}")
     return _report(args, ours, published)
