@@ -38,6 +38,9 @@ class Settings(BaseSettings):
     # checked against torch; "torch" keeps every call on torch.
     query_runtime: QueryRuntime = "onnx"
     repo_path: Path = Field(default_factory=Path.cwd)
+    # Code units get the model's vectors in the background after index_codebase (dense matches in
+    # search_code, find_similar_code); false keeps code search to keywords and the code ranking.
+    code_vectors: bool = True
     log_level: LogLevel = "INFO"
 
     # Prefix of every Redis key and queue we own, so installations (and test runs)

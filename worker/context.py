@@ -17,6 +17,7 @@ from shared.settings import Settings
 from worker.lazy import Lazy
 
 if TYPE_CHECKING:
+    from worker.code.filler import VectorFiller
     from worker.embedding.base import Embedder
     from worker.metadata.store import MetadataStore
     from worker.vectors.base import CollectionSpec, VectorStore
@@ -70,6 +71,7 @@ class WorkerServices:
         self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
         self._collections: set[str] = set()
         self._warm_up: asyncio.Task[None] | None = None
+        self._filler: VectorFiller | None = None
 
     async def _open_metadata(self) -> MetadataStore:
         from worker.metadata.store import MetadataStore
@@ -93,12 +95,27 @@ class WorkerServices:
         await self._metadata.get()
         await self._vectors.get()
         self._embedder.start()
+        # Units a previous worker left without vectors (killed mid-fill) are filled now.
+        filler = self.vector_filler()
+        if filler is not None:
+            filler.wake()
         # hdbscan (with scikit-learn and scipy) takes over a second to import: paid here, in
         # the background, rather than by the first get_clusters.
         self._warm_up = asyncio.create_task(asyncio.to_thread(_import_clustering), name="warm-up-hdbscan")
 
     async def metadata(self) -> MetadataStore:
         return await self._metadata.get()
+
+    def vector_filler(self) -> VectorFiller | None:
+        """What computes indexed code units' vectors in the background; None when
+        ``LMS_CODE_VECTORS`` is off."""
+        if not self.settings.code_vectors:
+            return None
+        if self._filler is None:
+            from worker.code.filler import VectorFiller
+
+            self._filler = VectorFiller(self)
+        return self._filler
 
     async def embedder(self) -> Embedder:
         return await self._embedder.get()
@@ -118,6 +135,8 @@ class WorkerServices:
         """Release what the services hold; called once at shutdown."""
         if self._warm_up is not None:
             self._warm_up.cancel()
+        if self._filler is not None:
+            await self._filler.close()
         for lazy in (self._vectors, self._metadata):
             value = lazy.ready
             if value is not None:

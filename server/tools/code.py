@@ -57,10 +57,23 @@ def _directory(directory: str, repo_path: Path) -> Path:
     return path if path.is_absolute() else repo_path / path
 
 
+def _pending_note(pending: int) -> dict[str, Any]:
+    """What the model is told while an index's vectors are still being filled in."""
+    if not pending:
+        return {}
+    return {
+        "vectors_pending": pending,
+        "note": (
+            f"{pending} units are still being embedded in the background: keyword and name matches "
+            "are complete, matches by meaning cover the rest. list_indexed_projects shows progress."
+        ),
+    }
+
+
 async def _search(ctx: Context[AppContext, Any], request: SearchCodeRequest) -> dict[str, Any]:
     found = await await_job(ctx, SEARCH_CODE, request)
     results = [hit.model_dump(mode="json") for hit in found.results]
-    return {"results": results, "count": len(results)}
+    return {"results": results, "count": len(results), **_pending_note(found.vectors_pending)}
 
 
 def register(server: MCPServer[AppContext]) -> None:
@@ -68,7 +81,9 @@ def register(server: MCPServer[AppContext]) -> None:
         name="index_codebase",
         description=(
             "Index a directory's source code for search_code (incremental: unchanged files are skipped). "
-            f"Languages: {', '.join(LANGUAGES)}. Long runs answer with a job_id for get_job_status."
+            "Searchable when it returns; vectors for matches by meaning fill in in the background "
+            f"(vectors_pending). Languages: {', '.join(LANGUAGES)}. Long runs answer with a job_id for "
+            "get_job_status."
         ),
     )
     @guarded
@@ -84,7 +99,7 @@ def register(server: MCPServer[AppContext]) -> None:
         path = _directory(directory, app_context(ctx).settings.repo_path)
         request = IndexCodebaseRequest(directory=str(path), project=name, recursive=recursive)
         stats = await await_job(ctx, INDEX_CODEBASE, request, dedupe_key=f"index:{name}")
-        return stats.model_dump(mode="json")
+        return {**stats.model_dump(mode="json"), **_pending_note(stats.vectors_pending)}
 
     @server.tool(
         name="search_code",
@@ -133,7 +148,10 @@ def register(server: MCPServer[AppContext]) -> None:
         request = SearchCodeRequest(query=snippet, project=project, limit=limit, mode="semantic")
         return await _search(ctx, request)
 
-    @server.tool(name="list_indexed_projects", description="The indexed projects, with their unit counts.")
+    @server.tool(
+        name="list_indexed_projects",
+        description="The indexed projects, with their unit counts and how many still wait for vectors.",
+    )
     @guarded
     async def list_indexed_projects(ctx: Context[AppContext, Any]) -> dict[str, Any]:
         found = await await_job(ctx, LIST_PROJECTS, ListProjectsRequest())

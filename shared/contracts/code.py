@@ -87,6 +87,9 @@ class IndexCodebaseResponse(Contract):
     units_indexed: int
     errors: list[FileError]
     duration_ms: int
+    # Units of the project whose meaning vectors are still being computed in the background: the
+    # project is searchable now (keywords and code-aware ranking); dense matches fill in as they land.
+    vectors_pending: int = 0
 
 
 class CodeHit(Contract):
@@ -124,11 +127,13 @@ class SearchCodeRequest(Contract):
 
 class SearchCodeResponse(Contract):
     results: list[CodeHit]
+    vectors_pending: int = 0  # of the projects searched (see IndexCodebaseResponse)
 
 
 class ProjectInfo(Contract):
     project: str
     units: int
+    vectors_pending: int = 0  # see IndexCodebaseResponse; 0: the index is complete
 
 
 class ListProjectsRequest(Contract):

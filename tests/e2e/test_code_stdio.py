@@ -53,6 +53,17 @@ async def _index_and_wait(client: Client, directory: Path, project: str) -> dict
     return await wait_for(finished, timeout=240, what=f"indexing {project}", interval=0.25)
 
 
+async def _complete(client: Client, project: str) -> dict[str, Any]:
+    """The project's entry in list_indexed_projects once every unit has its vector."""
+
+    async def complete() -> dict[str, Any] | None:
+        listed = (await _ok(client, "list_indexed_projects"))["projects"]
+        entry = next((p for p in listed if p["project"] == project), None)
+        return entry if entry is not None and entry["vectors_pending"] == 0 else None
+
+    return await wait_for(complete, timeout=240, what=f"{project}'s vectors", interval=0.1)
+
+
 async def test_index_then_search_every_language_fixture(
     lms_env: dict[str, str], redis: Redis, tmp_path: Path
 ) -> None:
@@ -62,6 +73,7 @@ async def test_index_then_search_every_language_fixture(
         stats = await _ok(client, "index_codebase", directory=str(project), project="fixtures")
         sources = [path for path in FIXTURES.iterdir() if path.suffix != ".json"]
         assert stats["files_indexed"] == len(sources) and stats["errors"] == []
+        await _complete(client, "fixtures")
         languages = {
             hit["language"] for hit in (await _ok(client, "search_code", query="user", limit=50))["results"]
         }
@@ -80,7 +92,7 @@ async def test_search_answers_while_a_long_index_runs(
     small.mkdir()
     (small / "retry.py").write_text("def calculate_retry_delay(attempt):\n    return 2 ** attempt\n")
     # Big enough to outlast both calls' waits on a fast, quiet machine (400 files did not).
-    big = _big_project(tmp_path / "big", 1200)
+    big = _big_project(tmp_path / "big", 3000)
     async with stdio_client(lms_env) as client:
         await _ok(client, "index_codebase", directory=str(small), project="small")
         running = await _ok(client, "index_codebase", directory=str(big), project="big")
@@ -97,7 +109,7 @@ async def test_search_answers_while_a_long_index_runs(
             return now if now["state"] == "complete" else None
 
         done = await wait_for(finished, timeout=240, what="the big index", interval=0.25)
-        assert done["result"]["files_indexed"] == 1200 and done["result"]["units_indexed"] == 9600
+        assert done["result"]["files_indexed"] == 3000 and done["result"]["units_indexed"] == 24000
 
 
 async def test_worker_killed_mid_index_leaves_a_complete_index(
@@ -106,7 +118,7 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
     lms_env.update(LMS_EMBEDDING_MODEL="hashing:256", LMS_AUTOSTART_WORKER="false", LMS_TOOL_WAIT_S="0.5")
     first = worker_factory()
     await wait_for_worker(redis, namespace, first.pid)
-    big = _big_project(tmp_path / "big", 300)
+    big = _big_project(tmp_path / "big", 1500)
     async with stdio_client(lms_env) as client:
         running = await _ok(client, "index_codebase", directory=str(big), project="big")
 
@@ -124,11 +136,10 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
             return (await _ok(client, "get_job_status", job_id=running["job_id"]))["state"] == "complete"
 
         await wait_for(finished, timeout=240, what="the retried index", interval=0.25)
-        projects = await _ok(client, "list_indexed_projects")
-        assert projects["projects"] == [{"project": "big", "units": 2400}]  # complete, no duplicates
-        # The keyword index agrees with the vectors, row for row.
+        # Complete, no duplicates, and every unit's vector written (the new worker filled them).
+        assert await _complete(client, "big") == {"project": "big", "units": 12000, "vectors_pending": 0}
         with closing(sqlite3.connect(Path(lms_env["LMS_DATA_DIR"]) / "metadata.sqlite3")) as db:
             rows = db.execute("SELECT COUNT(*), COUNT(DISTINCT point_id) FROM code_lexical").fetchone()
-        assert rows == (2400, 2400)
+        assert rows == (12000, 12000)
         again = await _index_and_wait(client, big, "big")
-        assert again["files_indexed"] == 0 and again["files_unchanged"] == 300
+        assert again["files_indexed"] == 0 and again["files_unchanged"] == 1500

@@ -117,7 +117,16 @@ def make_tree(root: Path, files: dict[str, str]) -> Path:
 
 
 async def index(ctx: JobContext, root: Path, project: str = "proj", **kw: Any) -> IndexCodebaseResponse:
-    return await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project=project, **kw))
+    """Index, then wait for the vectors filled in behind it (as most of these tests look at points)."""
+    done = await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project=project, **kw))
+    await filled(ctx)
+    return done
+
+
+async def filled(ctx: JobContext) -> None:
+    filler = ctx.services.vector_filler()
+    assert filler is not None
+    await filler.wait_idle(timeout_s=30)
 
 
 async def points(ctx: JobContext, project: str = "proj", **match: str) -> list[dict[str, Any]]:
@@ -140,7 +149,7 @@ async def test_first_index_then_unchanged_reindex_parses_and_embeds_nothing(
     assert (first.files_indexed, first.files_unchanged, first.files_removed) == (3, 0, 0)
     assert (first.files_skipped, first.units_indexed, first.errors) == (1, UNITS, [])
     assert len(await points(ctx)) == UNITS
-    assert reports[-1] == (3, 3, f"{UNITS} units embedded")
+    assert reports[-1] == (3, 3, f"{UNITS} units indexed")
 
     await watch_model(ctx, spy, monkeypatch)
     spy.parsed.clear()
@@ -191,7 +200,14 @@ async def test_deleted_and_renamed_files(
     assert [r["path"] for r in rows] == ["client/retry.py", "config/loading.py"]
 
 
-@pytest.mark.parametrize("fail_at", ["upsert", "record"])
+async def unit_rows(ctx: JobContext, project: str = "proj") -> int:
+    metadata = await ctx.services.metadata()
+    row = await metadata.fetchone("SELECT count(*) FROM code_lexical WHERE project = ?", (project,))
+    assert row is not None
+    return int(row[0])
+
+
+@pytest.mark.parametrize("fail_at", ["rows", "record"])
 async def test_an_interrupted_index_is_finished_by_the_rerun_without_duplicates(
     ctx: JobContext, spy: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_at: str
 ) -> None:
@@ -199,34 +215,33 @@ async def test_an_interrupted_index_is_finished_by_the_rerun_without_duplicates(
     root = make_tree(tmp_path / "src", files)
     # Small groups, so the failure lands half-way with some groups written.
     monkeypatch.setattr(indexer_module, "FILES_PER_READ", 2)
-    monkeypatch.setattr(indexer_module, "UPSERT_BATCH", 8)
-    store = await ctx.services.vectors()
+    monkeypatch.setattr(indexer_module, "WRITE_BATCH", 8)
     metadata = await ctx.services.metadata()
-    target: Any = store if fail_at == "upsert" else metadata
-    method = "upsert" if fail_at == "upsert" else "executemany"
-    real = getattr(target, method)
+    method = "transaction" if fail_at == "rows" else "executemany"
+    real = getattr(metadata, method)
     calls = 0
 
     async def failing(*args: Any) -> Any:
         nonlocal calls
         # The embedding cache writes through executemany too: count only the hash records.
-        if fail_at == "upsert" or "indexed_files" in args[0]:
+        if fail_at == "rows" or "indexed_files" in args[0]:
             calls += 1
             if calls == 3:
                 raise RuntimeError("worker killed")
         return await real(*args)
 
-    monkeypatch.setattr(target, method, failing)
+    monkeypatch.setattr(metadata, method, failing)
     with pytest.raises(RuntimeError, match="worker killed"):
-        await index(ctx, root)
-    written = len(await points(ctx))
+        await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project="proj"))
+    written = await unit_rows(ctx)
     assert 0 < written < 12 * 4
-    monkeypatch.setattr(target, method, real)
+    monkeypatch.setattr(metadata, method, real)
 
     rerun = await index(ctx, root)
     assert rerun.files_unchanged + rerun.files_indexed == 12
     assert rerun.files_unchanged > 0 and rerun.files_indexed > 0
-    assert len(await points(ctx)) == 12 * 4  # MATH's one unit and RETRY's three, per file
+    assert await unit_rows(ctx) == 12 * 4  # MATH's one unit and RETRY's three, per file
+    assert len(await points(ctx)) == 12 * 4
     assert rerun.units_indexed == 4 * rerun.files_indexed
     assert (await index(ctx, root)).files_unchanged == 12
 

@@ -11,12 +11,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.contracts.code import COLLECTION, DeleteProjectRequest, SearchCodeRequest
+from shared.contracts.code import (
+    COLLECTION,
+    DeleteProjectRequest,
+    IndexCodebaseRequest,
+    ListProjectsRequest,
+    SearchCodeRequest,
+)
 from tests.unit.test_code_indexer import FILES, UNITS, ctx, index, make_tree, spy  # noqa: F401
 from worker.code import lexical
 from worker.code.search import LEXICAL_WEIGHT, RRF_K, search_units
 from worker.context import JobContext
-from worker.jobs.code import delete_project_index
+from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
 from worker.metadata.store import MetadataStore
 
 
@@ -92,11 +98,35 @@ async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path
     assert all(hit.score == hit.similarity for hit in semantic if hit.similarity and hit.similarity > 0)
 
 
-async def test_a_keyword_row_without_its_point_is_skipped(
+async def test_a_unit_is_found_by_its_keywords_before_its_vector_is_written(
+    ctx: JobContext, spy: object, tmp_path: Path
+) -> None:
+    done = await index_codebase(
+        ctx, IndexCodebaseRequest(directory=str(make_tree(tmp_path / "src", FILES)), project="proj")
+    )
+    assert done.units_indexed == UNITS and done.vectors_pending == UNITS
+    found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+    assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is None
+    assert found.vectors_pending == UNITS
+    filler = ctx.services.vector_filler()
+    assert filler is not None
+    await filler.wait_idle(timeout_s=30)
+    found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+    assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is not None
+    assert found.vectors_pending == 0
+    [project] = (await list_indexed_projects(ctx, ListProjectsRequest())).projects
+    assert (project.units, project.vectors_pending) == (UNITS, 0)
+
+
+async def test_a_row_from_before_payloads_answers_with_its_point_or_not_at_all(
     ctx: JobContext, spy: object, tmp_path: Path
 ) -> None:
     await index(ctx, make_tree(tmp_path / "src", FILES))
     [(_, point)] = [row for row in await lexical_rows(ctx) if row[0] == "util/math.py"]
+    metadata = await ctx.services.metadata()
+    await metadata.execute("UPDATE code_lexical SET payload = NULL")  # as migration 7 left them
+    hits = await search_units(ctx.services, SearchCodeRequest(query="add numbers", limit=50, mode="lexical"))
+    assert hits[0].id == point and hits[0].qualified_name == "add_numbers"
     store = await ctx.services.vectors()
     await store.delete(COLLECTION, [point])  # as if a crash fell between the two deletes
     hits = await search_units(ctx.services, SearchCodeRequest(query="add numbers", limit=50))

@@ -1,18 +1,21 @@
 """Incremental, idempotent indexing of one directory into one project.
 
-A file's sha256 is compared with its ``indexed_files`` row: unchanged files are neither parsed nor
-embedded; new or changed ones are parsed, embedded, and their units replaced; rows whose file is
-gone from disk (or is now skipped) lose their units and their row.
+A file's sha256 is compared with its ``indexed_files`` row: unchanged files are not parsed again;
+new or changed ones are parsed and their units replaced; rows whose file is gone from disk (or is
+now skipped) lose their units and their row.
 
-Replacing a group of files runs in this order: delete the files' points by filter, upsert the new
-units (deterministic ids), replace their keyword-index rows, record the hashes. A crash at any step
-leaves the hashes unrecorded, so the retried job redoes those files: nothing is missing, nothing
-duplicated.
+Indexing makes a project searchable: each unit's keyword row is written with its point's payload
+and marked as waiting for its vector, which ``worker.code.filler`` computes afterwards, in the
+background. The transformer is the slow part by far, so search answers from the keywords and the
+code-aware ranking seconds after the index starts, and gains the dense side as vectors land.
 
-The pipeline overlaps the CPU work with the model: a producer task reads, hashes and parses files
-in a thread, a batch at a time, into a bounded queue, while the consumer embeds what was parsed
-before, and a group's writes (vectors, keyword rows, hashes) run while the next group is embedded.
-The thread keeps the event loop free (heartbeats, progress, searches) meanwhile.
+Replacing a group of files runs in this order: delete the files' points by filter, replace their
+keyword rows, record the hashes. A crash at any step leaves the hashes unrecorded, so the retried
+job redoes those files: nothing is missing, nothing duplicated.
+
+A producer task reads, hashes and parses files in a thread, a batch at a time, into a bounded
+queue, while the consumer writes what was parsed before. The thread keeps the event loop free
+(heartbeats, progress, searches) meanwhile.
 """
 
 from __future__ import annotations
@@ -27,16 +30,14 @@ from shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebase
 from shared.log import get_logger
 from worker.code import lexical, parser
 from worker.code.discover import Discovery, discover, discover_one
-from worker.code.units import INDEXES, embedding_text, unit_payload
 from worker.context import ProgressReporter, WorkerServices, no_progress
-from worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, VectorStore
+from worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
 log = get_logger(__name__)
 
 FILES_PER_READ = 16  # files read and parsed per trip to the thread
 QUEUE_READS = 8  # parsed batches waiting for the model, at most: bounds the memory held
-EMBED_BATCH = 128
-UPSERT_BATCH = 256  # units per group written (and files per group when files have few units)
+WRITE_BATCH = 256  # units per group written (and files per group when files have few units)
 PATHS_PER_FILTER = 256  # file paths per delete-by-filter call
 MAX_ERRORS = 100
 PROGRESS_EVERY_S = 0.5
@@ -191,56 +192,33 @@ class CodeIndexer:
     async def _consume(self, queue: asyncio.Queue[list[FileWork] | None]) -> None:
         group: list[FileWork] = []
         group_units = 0
-        writing: asyncio.Task[None] | None = None
-        try:
-            while (batch := await queue.get()) is not None:
-                for work in batch:
-                    if work.unchanged:
-                        self.stats.unchanged += 1
-                        continue
-                    if work.error is not None:
-                        self.stats.add_error(work.error)
-                    if work.content_hash is not None:
-                        group.append(work)
-                        group_units += len(work.units)
-                if group_units >= UPSERT_BATCH or len(group) >= UPSERT_BATCH:
-                    writing = await self._embed_then_write(group, writing)
-                    group, group_units = [], 0
-                await self._report()
-            writing = await self._embed_then_write(group, writing)
-            if writing is not None:
-                await writing
-        finally:
-            if writing is not None and not writing.done():
-                writing.cancel()
-                await asyncio.gather(writing, return_exceptions=True)
+        while (batch := await queue.get()) is not None:
+            for work in batch:
+                if work.unchanged:
+                    self.stats.unchanged += 1
+                    continue
+                if work.error is not None:
+                    self.stats.add_error(work.error)
+                if work.content_hash is not None:
+                    group.append(work)
+                    group_units += len(work.units)
+            if group_units >= WRITE_BATCH or len(group) >= WRITE_BATCH:
+                await self._write(group)
+                group, group_units = [], 0
+            await self._report()
+        await self._write(group)
 
-    async def _embed_then_write(
-        self, group: list[FileWork], writing: asyncio.Task[None] | None
-    ) -> asyncio.Task[None] | None:
-        """Embed ``group`` while the previous group's writes run, then start its own writes.
-
-        Groups are written one after the other, in order, so each group's hashes are still
-        recorded only after its own points and rows (see the module docstring).
-        """
-        if not group:
-            return writing
-        # One point per id: a parser emitting the same name at the same line twice must not inflate counts.
-        units = list({unit.id: unit for work in group for unit in work.units}.values())
-        store, points = await self._embed(units)
-        if writing is not None:
-            await writing  # raises what the previous group's writes raised
-        return asyncio.create_task(self._write(group, units, store, points), name="code-write")
-
-    async def _write(
-        self, group: list[FileWork], units: list[CodeUnit], store: VectorStore | None, points: list[PointData]
-    ) -> None:
+    async def _write(self, group: list[FileWork]) -> None:
         """Replace the units of ``group``'s files, then record their hashes (last: see the docstring)."""
+        if not group:
+            return
+        # One row per id: a parser emitting the same name at the same line twice must not inflate counts.
+        units = list({unit.id: unit for work in group for unit in work.units}.values())
         # Also for files new to us: a crashed earlier run may have left points for an older version.
         paths = [work.path for work in group]
-        if store is not None:
+        store = await self.services.vectors()
+        if await store.collection_exists(COLLECTION):
             await self._delete_points(store, paths)
-            await store.upsert(COLLECTION, points)
         metadata = await self.services.metadata()
         await lexical.replace_files(metadata, self.project, paths, units)
         now = time.time()
@@ -251,20 +229,6 @@ class CodeIndexer:
         self.stats.indexed += sum(1 for work in group if work.error is None)
         self.stats.units += len(units)
         await self._report(force=True)
-
-    async def _embed(self, units: list[CodeUnit]) -> tuple[VectorStore | None, list[PointData]]:
-        """The points for ``units``, and the store if the collection exists (or was made for them)."""
-        if not units:  # e.g. files that failed to parse: no need to load the model for them
-            store = await self.services.vectors()
-            return (store if await store.collection_exists(COLLECTION) else None), []
-        embedder = await self.services.embedder()
-        store = await self.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
-        points: list[PointData] = []
-        for start in range(0, len(units), EMBED_BATCH):
-            chunk = units[start : start + EMBED_BATCH]
-            vectors = await embedder.embed([embedding_text(unit) for unit in chunk])
-            points.extend(PointData(u.id, v, unit_payload(u)) for u, v in zip(chunk, vectors, strict=True))
-        return store, points
 
     async def _remove(self, gone: list[str]) -> None:
         if not gone:
@@ -291,4 +255,4 @@ class CodeIndexer:
             return
         self._last_report = now
         done = self.stats.indexed + self.stats.unchanged + self.stats.failed
-        await self.report(min(done, self._total), self._total, f"{self.stats.units} units embedded")
+        await self.report(min(done, self._total), self._total, f"{self.stats.units} units indexed")

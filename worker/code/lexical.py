@@ -18,12 +18,15 @@ Porter stemmer lets "retrying" find "retry".
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from shared.contracts.code import CodeUnit
-from worker.code.units import embedding_text, split_identifier
+from worker.code.units import embedding_text, split_identifier, unit_payload
 from worker.metadata.store import MetadataStore
 
 # Words too common in questions to say anything about code. The rest is left to BM25's idf.
@@ -51,6 +54,32 @@ def lexical_text(unit: CodeUnit) -> str:
     return f"{unit.name}\n{text}\n{spelled_identifiers(text)}"
 
 
+def embedding_text_of(text: str) -> str:
+    """The unit's embedding text back from its row's ``lexical_text``: the lines between its name's
+    (a name has no line break) and the spelled identifiers' (one line, maybe empty)."""
+    return text.split("\n", 1)[1].rsplit("\n", 1)[0] if "\n" in text else ""
+
+
+@dataclass(frozen=True)
+class WaitingUnit:
+    """A unit written without its vector yet (see ``worker.code.filler``)."""
+
+    rowid: int
+    point_id: str
+    project: str
+    row_text: str
+    row_payload: str
+
+    @property
+    def text(self) -> str:
+        """What the model embeds."""
+        return embedding_text_of(self.row_text)
+
+    @property
+    def payload(self) -> dict[str, Any]:
+        return dict(json.loads(self.row_payload))
+
+
 def query_terms(query: str) -> list[str]:
     """Distinct lower-case words of the query and of its identifiers' parts, stopwords dropped."""
     words = [word.lower() for word in _WORD.findall(query)]
@@ -69,7 +98,16 @@ async def replace_files(
 ) -> None:
     """The rows of ``paths`` in ``project`` become exactly ``units`` (one transaction)."""
     rows = [
-        (unit.id, project, unit.language, unit.file_path, lexical_text(unit), unit.name) for unit in units
+        (
+            unit.id,
+            project,
+            unit.language,
+            unit.file_path,
+            lexical_text(unit),
+            unit.name,
+            json.dumps(unit_payload(unit), separators=(",", ":")),
+        )
+        for unit in units
     ]
 
     def replace(conn: sqlite3.Connection) -> None:
@@ -83,8 +121,9 @@ async def replace_files(
             _delete_rows(conn, f"point_id IN ({','.join('?' * len(chunk))})", chunk)
         for row in rows:
             cursor = conn.execute(
-                "INSERT INTO code_lexical (point_id, project, language, file_path, text, name)"
-                " VALUES (?, ?, ?, ?, ?, ?)",
+                "INSERT INTO code_lexical"
+                " (point_id, project, language, file_path, text, name, payload, embedded)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
                 row,
             )
             conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row[4]))
@@ -234,3 +273,67 @@ async def definitions(
     sql += " LIMIT ?"
     params.append(limit)
     return [str(row[0]) for row in await metadata.fetchall(sql, params)]
+
+
+async def payloads(metadata: MetadataStore, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none)."""
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(point_ids), _PATHS_PER_DELETE):
+        chunk = list(point_ids[start : start + _PATHS_PER_DELETE])
+        rows = await metadata.fetchall(
+            f"SELECT point_id, payload FROM code_lexical WHERE point_id IN ({','.join('?' * len(chunk))})"
+            " AND payload IS NOT NULL",
+            chunk,
+        )
+        out |= {str(row[0]): json.loads(row[1]) for row in rows}
+    return out
+
+
+async def pending(metadata: MetadataStore, limit: int) -> list[WaitingUnit]:
+    """Units still without their vector, oldest rows first."""
+    rows = await metadata.fetchall(
+        "SELECT rowid, point_id, project, text, payload FROM code_lexical WHERE embedded = 0"
+        " ORDER BY rowid LIMIT ?",
+        (limit,),
+    )
+    return [WaitingUnit(int(row[0]), str(row[1]), str(row[2]), str(row[3]), str(row[4])) for row in rows]
+
+
+async def still_pending(metadata: MetadataStore, units: Sequence[WaitingUnit]) -> set[int]:
+    """The rowids of those of ``units`` whose rows still wait, unchanged. A re-index replaces rows,
+    and SQLite may give a new row the rowid of one just deleted: the row's contents must match."""
+    if not units:
+        return set()
+    marks = ",".join("?" * len(units))
+    rows = await metadata.fetchall(
+        f"SELECT rowid, point_id, text, payload FROM code_lexical WHERE rowid IN ({marks}) AND embedded = 0",
+        [unit.rowid for unit in units],
+    )
+    now = {int(row[0]): (str(row[1]), str(row[2]), str(row[3])) for row in rows}
+    return {
+        unit.rowid
+        for unit in units
+        if now.get(unit.rowid) == (unit.point_id, unit.row_text, unit.row_payload)
+    }
+
+
+async def mark_embedded(metadata: MetadataStore, rowids: Sequence[int]) -> None:
+    if rowids:
+        marks = ",".join("?" * len(rowids))
+        await metadata.execute(f"UPDATE code_lexical SET embedded = 1 WHERE rowid IN ({marks})", list(rowids))
+
+
+async def unit_counts(metadata: MetadataStore, project: str | None = None) -> dict[str, tuple[int, int]]:
+    """Per project: (units, units still waiting for their vector)."""
+    where, params = ("WHERE project = ?", (project,)) if project is not None else ("", ())
+    rows = await metadata.fetchall(
+        f"SELECT project, count(*), sum(embedded = 0) FROM code_lexical {where} GROUP BY project", params
+    )
+    return {str(row[0]): (int(row[1]), int(row[2] or 0)) for row in rows}
+
+
+async def waiting(metadata: MetadataStore, project: str | None = None) -> int:
+    """Units still waiting for their vector, in ``project`` or in all (cheap: a partial index)."""
+    where, params = (" AND project = ?", (project,)) if project is not None else ("", ())
+    row = await metadata.fetchone(f"SELECT count(*) FROM code_lexical WHERE embedded = 0{where}", params)
+    return int(row[0]) if row is not None else 0

@@ -43,14 +43,20 @@ MAX_SNIPPET_EMBED_TOKENS = 128
 
 async def search_units(services: WorkerServices, request: SearchCodeRequest) -> list[CodeHit]:
     store = await services.vectors()
-    if not await store.collection_exists(COLLECTION):
+    # No collection yet: nothing has a vector (the keywords may already answer, see the indexer).
+    dense_side = (
+        request.mode != "lexical"
+        and services.settings.code_vectors
+        and await store.collection_exists(COLLECTION)
+    )
+    if request.mode == "semantic" and not dense_side:
         return []
     # Fusion wants deeper lists than the answer; the dense search alone needs only the answer.
     candidates = request.limit if request.mode == "semantic" else max(CANDIDATES, request.limit)
+    metadata = await services.metadata()
     # The BM25 query runs on the SQLite thread while the model embeds the query on its own.
     keywords = None
     if request.mode != "semantic":
-        metadata = await services.metadata()
         keywords = asyncio.ensure_future(
             lexical.search(
                 metadata, request.query, limit=candidates, project=request.project, language=request.language
@@ -59,7 +65,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     try:
         dense: dict[str, tuple[float, dict[str, Any]]] = {}
         query_vector: np.ndarray | None = None
-        if request.mode != "lexical":
+        if dense_side:
             query_vector, store = await _embed_query(services, request)
             hits = await store.search(COLLECTION, query_vector, limit=candidates, filter=_filter(request))
             dense = {hit.id: (hit.score, hit.payload) for hit in hits}
@@ -83,18 +89,21 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
         # The units that define the name join the candidates even when the word is too common in
         # the project for either ranking to reach them (Headers in an HTTP client).
         named = await lexical.definitions(
-            await services.metadata(),
+            metadata,
             symbol,
             limit=NAMED_CANDIDATES,
             project=request.project,
             language=request.language,
         )
         candidates_ids += [pid for pid in named if pid not in candidates_ids]
-    # Payloads of the candidates only the keywords found; vectors later, for the few answered:
-    # reading vectors out of the store is the expensive part of a get.
+    # Payloads of the candidates only the keywords found, from their rows (their points may not
+    # exist yet); vectors later, for the few answered.
     missing = [pid for pid in candidates_ids if pid not in dense]
     payloads = {pid: payload for pid, (_, payload) in dense.items()}
-    payloads |= {record.id: record.payload for record in await _records(store, missing, False)}
+    payloads |= await lexical.payloads(metadata, missing)
+    older = [pid for pid in missing if pid not in payloads]  # rows written before payloads were kept
+    if older and await store.collection_exists(COLLECTION):
+        payloads |= {record.id: record.payload for record in await _records(store, older, False)}
     # A lexical row whose point is gone (a crashed delete) is skipped.
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":

@@ -1,16 +1,15 @@
 """Code jobs: index a directory into a project, search units, list and delete projects.
 
 Project names come from the metadata store (``indexed_files`` rows, one per indexed file), and
-unit counts from the vector store (an exact count on the indexed ``project`` field): the points
-are the truth about units, while listing distinct projects from the vector store would mean
-scrolling every point. A project whose files hold no unit is listed with 0 units.
+unit counts from the units' keyword rows, which exist from the moment a project is searchable;
+how many of them still wait for their vector (``worker.code.filler``) is counted there too. A
+project whose files hold no unit is listed with 0 units.
 """
 
 from __future__ import annotations
 
 import asyncio
 import os
-import weakref
 from pathlib import Path, PurePosixPath
 
 from shared.contracts.code import (
@@ -36,22 +35,13 @@ from shared.errors import ValidationError
 from shared.log import get_logger
 from worker.code import lexical
 from worker.code.indexer import CodeIndexer
+from worker.code.locks import project_lock
 from worker.code.search import search_units
-from worker.context import JobContext, WorkerServices
+from worker.context import JobContext
 from worker.registry import job
 from worker.vectors.base import Filter, MatchValue, VectorStore
 
 log = get_logger(__name__)
-
-# One lock per project per services (one worker process): two runs on one project would race on
-# its rows and points. The server also submits with a job id per project; this is the backstop.
-# Keyed by services, so each test's event loop gets fresh locks.
-_LOCKS: weakref.WeakKeyDictionary[WorkerServices, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
-
-
-def project_lock(services: WorkerServices, project: str) -> asyncio.Lock:
-    return _LOCKS.setdefault(services, {}).setdefault(project, asyncio.Lock())
-
 
 def _directory(raw: str) -> Path:
     path = Path(raw).expanduser()
@@ -89,7 +79,17 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
             "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
             (request.project, str(indexer.root), int(request.recursive)),
         )
-        return response
+    pending = await _fill_vectors(ctx, request.project)
+    return response.model_copy(update={"vectors_pending": pending})
+
+
+async def _fill_vectors(ctx: JobContext, project: str | None) -> int:
+    """Start filling in the vectors of units written without them; how many still wait."""
+    filler = ctx.services.vector_filler()
+    if filler is None:
+        return 0
+    filler.wake()
+    return await lexical.waiting(await ctx.services.metadata(), project)
 
 
 async def _project_of(ctx: JobContext, path: Path) -> tuple[str, Path, bool] | None:
@@ -120,6 +120,7 @@ async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexF
     async with project_lock(ctx.services, project):
         indexer = CodeIndexer(ctx.services, root, project, recursive=recursive)
         result = await indexer.run(only=PurePosixPath(path.relative_to(root).as_posix()))
+    await _fill_vectors(ctx, project)
     return ReindexFileResponse(
         project=project, files_indexed=result.files_indexed, files_removed=result.files_removed
     )
@@ -127,21 +128,25 @@ async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexF
 
 @job(SEARCH_CODE)
 async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCodeResponse:
-    return SearchCodeResponse(results=await search_units(ctx.services, request))
+    results = await search_units(ctx.services, request)
+    pending = 0
+    if ctx.services.vector_filler() is not None:
+        pending = await lexical.waiting(await ctx.services.metadata(), request.project)
+    return SearchCodeResponse(results=results, vectors_pending=pending)
 
 
 @job(LIST_PROJECTS)
 async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -> ListProjectsResponse:
     metadata = await ctx.services.metadata()
     rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
-    store = await _existing_store(ctx)
-    projects: list[ProjectInfo] = []
-    for row in rows:
-        project = str(row["repo"])
-        units = (
-            0 if store is None else await store.count(COLLECTION, Filter((MatchValue("project", project),)))
-        )
-        projects.append(ProjectInfo(project=project, units=units))
+    counts = await lexical.unit_counts(metadata)
+    if ctx.services.vector_filler() is None:  # nothing will fill them: the index is what it is
+        counts = {project: (units, 0) for project, (units, _) in counts.items()}
+    projects = [
+        ProjectInfo(project=str(row["repo"]), units=units, vectors_pending=pending)
+        for row in rows
+        for units, pending in [counts.get(str(row["repo"]), (0, 0))]
+    ]
     return ListProjectsResponse(projects=projects)
 
 

@@ -98,6 +98,15 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE code_lexical SET name = substr(text, 1, instr(text || char(10), char(10)) - 1);
     CREATE INDEX code_lexical_name ON code_lexical (project, name COLLATE NOCASE);
     """,
+    # 7: a project is searchable once its rows are written; the transformer's vectors follow
+    # (worker.code.filler). Each row carries its point's payload, for hits the keywords found
+    # before the point exists, and whether its vector is written yet. Rows from before were
+    # written with their points.
+    """
+    ALTER TABLE code_lexical ADD COLUMN payload TEXT;
+    ALTER TABLE code_lexical ADD COLUMN embedded INTEGER NOT NULL DEFAULT 1;
+    CREATE INDEX code_lexical_waiting ON code_lexical (project) WHERE embedded = 0;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,111 @@
+"""Vectors filled in behind the index: what a failed round, a re-index and a deletion meanwhile leave."""
+# The indexer tests' fixtures (ctx, spy) are imported, and so shadowed by the parameters using them.
+# ruff: noqa: F811
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from shared.contracts.code import (
+    DeleteProjectRequest,
+    IndexCodebaseRequest,
+    ListProjectsRequest,
+    SearchCodeRequest,
+)
+from tests.helpers import job_context
+from tests.unit.test_code_indexer import FILES, MATH, UNITS, ctx, make_tree, points, spy  # noqa: F401
+from worker.code import lexical
+from worker.code.filler import VectorFiller
+from worker.context import JobContext
+from worker.embedding.base import Embeddings
+from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
+
+
+async def index_only(ctx: JobContext, root: Path) -> int:
+    done = await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project="proj"))
+    return done.vectors_pending
+
+
+@pytest.fixture
+def by_hand(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rounds run when the test says, not in the background after each index."""
+    monkeypatch.setattr(VectorFiller, "wake", lambda self: None)
+
+
+def filler_of(ctx: JobContext) -> VectorFiller:
+    filler = ctx.services.vector_filler()
+    assert filler is not None
+    return filler
+
+
+async def test_a_failed_round_leaves_its_units_waiting_for_the_next(
+    ctx: JobContext, spy: object, by_hand: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    store = await ctx.services.vectors()
+    real = store.upsert
+
+    async def refused(*args: Any) -> None:
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store, "upsert", refused)
+    await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project="proj"))
+    with pytest.raises(RuntimeError, match="disk full"):
+        await filler_of(ctx).fill_round()
+    assert await lexical.waiting(await ctx.services.metadata(), "proj") == UNITS
+    monkeypatch.setattr(store, "upsert", real)
+    assert await filler_of(ctx).fill_round() == UNITS
+    assert await filler_of(ctx).fill_round() == 0
+    assert len(await points(ctx)) == UNITS
+
+
+async def test_units_replaced_or_deleted_while_embedded_do_not_come_back(
+    ctx: JobContext, spy: object, by_hand: None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    assert await index_only(ctx, root) == UNITS
+    embedder = await ctx.services.embedder()
+    real = embedder.embed
+    edits = [lambda: (root / "util/math.py").write_text(MATH.replace("add_numbers", "sum_numbers"))]
+
+    async def embed_while_edited(texts: Sequence[str]) -> Embeddings:
+        vectors = await real(texts)
+        if edits:  # the file changes, and is indexed again, while its old unit is embedded
+            edits.pop()()
+            await index_only(ctx, root)
+        return vectors
+
+    monkeypatch.setattr(embedder, "embed", embed_while_edited)
+    assert await filler_of(ctx).fill_round() == UNITS - 1  # not the replaced add_numbers
+    assert await filler_of(ctx).fill_round() == 1  # sum_numbers, written by the second index
+    names = {p["qualified_name"] for p in await points(ctx, file_path="util/math.py")}
+    assert names == {"sum_numbers"}
+
+    async def embed_while_deleted(texts: Sequence[str]) -> Embeddings:
+        vectors = await real(texts)
+        await delete_project_index(ctx, DeleteProjectRequest(project="proj"))
+        return vectors
+
+    (root / "util/math.py").write_text(MATH)
+    await index_only(ctx, root)
+    monkeypatch.setattr(embedder, "embed", embed_while_deleted)
+    assert await filler_of(ctx).fill_round() == 0
+    assert await points(ctx) == []
+
+
+async def test_without_code_vectors_search_is_keywords_alone(tmp_path: Path, spy: object) -> None:
+    async with job_context(tmp_path, "hashing:256") as ctx:
+        ctx.services.settings = ctx.services.settings.model_copy(update={"code_vectors": False})
+        root = make_tree(tmp_path / "src", FILES)
+        assert await index_only(ctx, root) == 0
+        found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+        assert found.results[0].qualified_name == "add_numbers" and found.vectors_pending == 0
+        semantic = await search_code(ctx, SearchCodeRequest(query="add numbers", mode="semantic"))
+        assert semantic.results == []
+        [project] = (await list_indexed_projects(ctx, ListProjectsRequest())).projects
+        assert (project.units, project.vectors_pending) == (UNITS, 0)
+        assert ctx.services._embedder.ready is None  # the model was never needed
