@@ -29,7 +29,13 @@ from shared.contracts.code import CodeUnit
 
 CORPUS = ("networkx", "pip")
 EXTRA = ("mypy", "setuptools", "hypothesis", "sympy")  # indexed only to reach --min-units
-TARGETS = {"overhead_pct": 15.0, "unchanged_s": 2.0, "search_p95_ms": 50.0}
+TARGETS = {
+    "overhead_pct": 15.0,
+    "unchanged_s": 2.0,
+    "search_p95_ms": 50.0,
+    "searchable_s": 20.0,
+    "fast_units_per_s": 1000.0,
+}
 QUERIES = [
     "shortest path between two nodes",
     "parse a requirement specifier",
@@ -79,8 +85,13 @@ async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
     return result_payload(result)
 
 
-async def _index(client: Client, directory: Path, project: str) -> tuple[dict[str, Any], float]:
-    """Index and wait for the end (following the job id once the tool's wait budget runs out)."""
+async def _index(
+    client: Client, directory: Path, project: str, probe: str | None = None
+) -> tuple[dict[str, Any], float]:
+    """Index and wait until every unit has its vector (following the job id once the tool's wait
+    budget runs out); the seconds to that point. When the project became searchable (the tool's
+    answer) is in the answer's ``searchable_s``; with ``probe``, search_code is asked that at once,
+    and when it answered (and with how many hits) is in ``probe_s`` and ``probe_hits``."""
     started = time.perf_counter()
     answer = await _call(client, "index_codebase", {"directory": str(directory), "project": project})
     while answer.get("status") == "running":
@@ -90,6 +101,14 @@ async def _index(client: Client, directory: Path, project: str) -> tuple[dict[st
             raise BenchError(f"indexing failed: {status.get('error')}")
         if status["state"] == "complete":
             answer = status["result"]
+    answer = {**answer, "searchable_s": time.perf_counter() - started}
+    if probe is not None:
+        found = await _call(client, "search_code", {"query": probe, "project": project})
+        answer |= {"probe_s": time.perf_counter() - started, "probe_hits": found["count"]}
+    while answer.get("vectors_pending"):
+        await asyncio.sleep(0.2)
+        listed = (await _call(client, "list_indexed_projects", {}))["projects"]
+        answer["vectors_pending"] = next((p["vectors_pending"] for p in listed if p["project"] == project), 0)
     return answer, time.perf_counter() - started
 
 
@@ -127,7 +146,7 @@ async def _model_alone(
     """The model alone: units/s on a random sample of the corpus's unit texts in the pipeline's
     batch size (torch, as the indexer runs it), and the seconds one snippet's head takes on each
     runtime (torch, and ONNX Runtime as short calls run in the worker)."""
-    from worker.code.indexer import EMBED_BATCH
+    from worker.code.filler import BATCH as EMBED_BATCH
     from worker.code.search import MAX_SNIPPET_EMBED_TOKENS
     from worker.code.units import query_text
     from worker.embedding.sentence import SentenceTransformerEmbedder
@@ -192,7 +211,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
         await _index(client, warm, "warm-up")
         await _call(client, "delete_project_index", {"project": "warm-up"})
-        cold, cold_s = await _index(client, corpus, "corpus")
+        cold, cold_s = await _index(client, corpus, "corpus", probe=QUERIES[0])
         peak_rss = _peak_rss_mib(worker.pid)
         progress(f"code: cold index {cold_s:.1f}s, {cold['units_indexed']} units")
         unchanged, unchanged_s = await _index(client, corpus, "corpus")
@@ -239,18 +258,33 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
 
 def _report(run: dict[str, Any]) -> dict[str, Any]:
     cold, cold_s = run["cold"], run["cold_s"]
-    pipeline_rate = cold["units_indexed"] / cold_s
+    searchable_s = cold["searchable_s"]
+    fast_rate = cold["units_indexed"] / searchable_s
+    # The vectors are filled in after the project is searchable: that stretch is the model's.
+    pipeline_rate = cold["units_indexed"] / max(1e-9, cold_s - searchable_s)
     overhead = (run["model_rate"] / pipeline_rate - 1) * 100
     searches = {tool: latency_summary_ms(values) for tool, values in run["samples"].items()}
     rows = [
         [
-            "cold index",
-            f"{cold['files_indexed']} files, {cold['units_indexed']} units in {cold_s:.1f}s",
-            f"{cold['files_indexed'] / cold_s:.1f} files/s, {pipeline_rate:.1f} units/s",
+            "cold index: searchable (index_codebase answered)",
+            f"{cold['files_indexed']} files, {cold['units_indexed']} units in {searchable_s:.1f}s",
+            f"{cold['files_indexed'] / searchable_s:.1f} files/s, {fast_rate:.0f} units/s",
+            f"≤ {TARGETS['searchable_s']:.0f}s, ≥ {TARGETS['fast_units_per_s']:.0f} units/s",
+        ],
+        [
+            "cold index: first search_code answered",
+            f"{cold['probe_s']:.1f}s after the start",
+            f"{cold['probe_hits']} hits",
+            f"≤ {TARGETS['searchable_s']:.0f}s",
+        ],
+        [
+            "cold index: every vector filled in",
+            f"{cold_s:.1f}s after the start",
+            f"{pipeline_rate:.1f} units/s",
             "",
         ],
         ["model alone, same units", f"{run['sampled']} units", f"{run['model_rate']:.1f} units/s", ""],
-        ["pipeline overhead", f"{overhead:.1f}%", "", f"≤ {TARGETS['overhead_pct']:.0f}%"],
+        ["vector fill overhead", f"{overhead:.1f}%", "", f"≤ {TARGETS['overhead_pct']:.0f}%"],
         [
             "re-index, nothing changed",
             f"{run['unchanged_s']:.2f}s",
@@ -260,7 +294,7 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
         [
             "re-index, one file edited",
             f"{run['one_file_s']:.2f}s",
-            f"{run['one_file']['units_indexed']} units embedded",
+            f"{run['one_file']['units_indexed']} units indexed and embedded",
             "≤ 1s + its embedding",
         ],
         ["peak worker RSS, cold index", f"{run['peak_rss']:.0f} MiB" if run["peak_rss"] else "n/a", "", ""],
@@ -301,6 +335,9 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
         "files": run["files"],
         "cold": cold,
         "cold_seconds": cold_s,
+        "searchable_seconds": searchable_s,
+        "first_search_seconds": cold["probe_s"],
+        "fast_units_per_s": fast_rate,
         "pipeline_units_per_s": pipeline_rate,
         "model_units_per_s": run["model_rate"],
         "overhead_pct": overhead,

@@ -68,6 +68,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="LMS_EMBEDDING_MODEL for the workers, e.g. hashing:384 (default: the bundled model)",
     )
     parser.add_argument(
+        "--fast-tier",
+        action="store_true",
+        help="LMS_CODE_VECTORS=false: search_code as it answers before any vector is filled in",
+    )
+    parser.add_argument(
         "--mode",
         choices=MODES,
         default="hybrid",
@@ -228,6 +233,8 @@ async def _run_repo(
     name = spec["name"]
     namespace = f"bench-semble-{name}-{time.time_ns()}"
     extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
+    if args.fast_tier:
+        extra["LMS_CODE_VECTORS"] = "false"
     started = time.perf_counter()
     async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
         # The model loads on the first index: a one-function project first, so the timed index is warm.
@@ -237,12 +244,14 @@ async def _run_repo(
         await _index(client, warm, "warm-up")
         await _call(client, "delete_project_index", {"project": "warm-up"})
         load_s = time.perf_counter() - started
-        stats, index_s = await _index(client, root, name)
+        stats, complete_s = await _index(client, root, name)
+        index_s = stats["searchable_s"]
         projects = (await _call(client, "list_indexed_projects", {}))["projects"]
         units = next((p["units"] for p in projects if p["project"] == name), 0)
         progress(
-            f"semble: {name}: {units} units, {stats['files_indexed']} files in {index_s:.1f}s "
-            f"({units / index_s:.0f} units/s; worker up and model loaded in {load_s:.0f}s)"
+            f"semble: {name}: {units} units, {stats['files_indexed']} files searchable in {index_s:.1f}s "
+            f"({units / index_s:.0f} units/s), every vector in {complete_s:.1f}s "
+            f"(worker up and model loaded in {load_s:.0f}s)"
         )
         job_client = None
         if args.mode != "hybrid":
@@ -277,8 +286,9 @@ async def _run_repo(
         "units": units,
         "files_indexed": stats["files_indexed"],
         "index_errors": len(stats.get("errors", [])),
-        "index_s": index_s,
+        "index_s": index_s,  # until searchable: index_codebase answered
         "units_per_s": units / index_s if index_s else None,
+        "complete_s": complete_s,  # until every unit had its vector
         "ndcg10": _mean(q["ndcg10"] for q in per_query),
         # Of each query's targets, the share in the top 10 (then the mean over queries).
         "recall10": _mean(
@@ -320,7 +330,7 @@ def _report(
     theirs = {
         label: {n: published[n][key] for n in names if n in published} for label, key in PUBLISHED.items()
     }
-    label = f"ours ({args.mode})"
+    label = f"ours ({args.mode}{', fast tier' if args.fast_tier else ''})"
     rows = []
     for n in names:
         r = ours[n]
@@ -331,6 +341,7 @@ def _report(
                 str(r["units"]),
                 f"{r['index_s']:.2f}" if r["index_s"] < 10 else f"{r['index_s']:.1f}",
                 f"{r['units_per_s']:.0f}",
+                f"{r['complete_s']:.1f}",
                 _fmt(r["recall10"]),
                 _fmt(r["ndcg10"]),
                 *[_fmt(theirs[p][n]["ndcg10"] if n in theirs[p] else None) for p in PUBLISHED],
@@ -338,6 +349,7 @@ def _report(
         )
     total_units = sum(r["units"] for r in ours.values())
     total_s = sum(r["index_s"] for r in ours.values())
+    total_complete_s = sum(r["complete_s"] for r in ours.values())
     ours_summary = _summary(ours)
     published_summary = {p: _summary(theirs[p]) for p in PUBLISHED if len(theirs[p]) == len(names)}
     rows.append(
@@ -347,6 +359,7 @@ def _report(
             str(total_units),
             f"{total_s:.1f}",
             f"{total_units / total_s:.0f}" if total_s else "—",
+            f"{total_complete_s:.1f}",
             _fmt(_mean(r["recall10"] for r in ours.values())),
             _fmt(ours_summary["all"]),
             *[_fmt(published_summary.get(p, {}).get("all")) for p in PUBLISHED],
@@ -354,7 +367,18 @@ def _report(
     )
     print(f"\nNDCG@10, {label}; embedding model: {args.embedding_model or 'bundled'}")
     print_table(
-        ["repository", "language", "units", "index s", "units/s", "target recall@10", label, *PUBLISHED], rows
+        [
+            "repository",
+            "language",
+            "units",
+            "searchable s",
+            "units/s",
+            "all vectors s",
+            "target recall@10",
+            label,
+            *PUBLISHED,
+        ],
+        rows,
     )
     print("\nby category (mean over repositories; ours / semble / CRE hybrid / BM25)")
     cat_rows = [
@@ -390,11 +414,12 @@ def _report(
     return {
         "code": _code_revision(),
         "mode": args.mode,
+        "fast_tier": args.fast_tier,
         "embedding_model": args.embedding_model or Settings.model_fields["embedding_model"].default,
         "data": str(args.data),
         "repositories": names,
         "summary": {"ours": ours_summary, **published_summary},
-        "index": {"units": total_units, "seconds": total_s},
+        "index": {"units": total_units, "seconds": total_s, "complete_seconds": total_complete_s},
         "per_repo": ours,
     }
 

@@ -45,7 +45,8 @@ _PATHS_PER_DELETE = 500
 
 def spelled_identifiers(text: str) -> str:
     """The words of every camelCase or PascalCase identifier in ``text``, space-separated."""
-    words = {split_identifier(name) for name in _IDENTIFIER.findall(text) if _MIXED_CASE.search(name)}
+    # Each distinct name once: a unit repeats its identifiers, and the case test is the cost.
+    words = {split_identifier(name) for name in set(_IDENTIFIER.findall(text)) if _MIXED_CASE.search(name)}
     return " ".join(sorted(words))
 
 
