@@ -54,6 +54,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default=None,
         help="LMS_EMBEDDING_MODEL for the worker (default: the bundled model)",
     )
+    parser.add_argument(
+        "--fast-tier",
+        action="store_true",
+        help="LMS_CODE_VECTORS=false: search_code as it answers before any vector is filled in",
+    )
 
 
 def _labelled() -> list[dict[str, Any]]:
@@ -173,6 +178,8 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     progress(f"code_quality: corpus {', '.join(CORPUS)}: {files} .py files, {len(labelled)} questions")
     namespace = f"bench-quality-{time.time_ns()}"
     extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
+    if args.fast_tier:
+        extra["LMS_CODE_VECTORS"] = "false"
     async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
         stats, seconds = await _index(client, corpus, PROJECT)
         projects = (await _call(client, "list_indexed_projects", {}))["projects"]

@@ -140,6 +140,7 @@ def test_index_command_prints_the_statistics(lms_env: dict[str, str], tmp_path: 
     assert done.returncode == 0, done.stdout + done.stderr
     stats = json.loads(done.stdout)
     assert stats["files_indexed"] == 1 and stats["units_indexed"] == 3
+    assert stats["vectors_pending"] == 0  # the command follows the vectors to the end
     assert "files" in done.stderr  # the progress line
     missing = _cli(env, "index", str(tmp_path / "nowhere"))
     assert missing.returncode == 1 and "validation_error" in missing.stdout
