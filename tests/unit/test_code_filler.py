@@ -109,3 +109,18 @@ async def test_without_code_vectors_search_is_keywords_alone(tmp_path: Path, spy
         [project] = (await list_indexed_projects(ctx, ListProjectsRequest())).projects
         assert (project.units, project.vectors_pending) == (UNITS, 0)
         assert ctx.services._embedder.ready is None  # the model was never needed
+
+
+async def test_rows_left_by_a_stopped_process_are_filled_after_the_next_search(
+    tmp_path: Path, spy: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    with monkeypatch.context() as stopped:  # the first process ends before any round runs
+        stopped.setattr(VectorFiller, "wake", lambda self: None)
+        async with job_context(tmp_path, "hashing:256") as first:
+            assert await index_only(first, root) == UNITS
+    async with job_context(tmp_path, "hashing:256") as second:
+        found = await search_code(second, SearchCodeRequest(query="add numbers", project="proj"))
+        assert found.vectors_pending == UNITS
+        await filler_of(second).wait_idle(timeout_s=30)
+        assert len(await points(second)) == UNITS

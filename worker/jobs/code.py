@@ -43,6 +43,7 @@ from worker.vectors.base import Filter, MatchValue, VectorStore
 
 log = get_logger(__name__)
 
+
 def _directory(raw: str) -> Path:
     path = Path(raw).expanduser()
     if not path.is_absolute():
@@ -129,9 +130,12 @@ async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexF
 @job(SEARCH_CODE)
 async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCodeResponse:
     results = await search_units(ctx.services, request)
-    pending = 0
-    if ctx.services.vector_filler() is not None:
-        pending = await lexical.waiting(await ctx.services.metadata(), request.project)
+    filler = ctx.services.vector_filler()
+    pending = 0 if filler is None else await lexical.waiting(await ctx.services.metadata(), request.project)
+    if pending and filler is not None:
+        # Rows left by a process that stopped before filling them (an inline server between
+        # sessions) wait for no index job: a search that sees them starts the filler.
+        filler.wake()
     return SearchCodeResponse(results=results, vectors_pending=pending)
 
 
