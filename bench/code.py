@@ -2,11 +2,12 @@
 
 Corpus: the ``networkx`` and ``pip`` packages as installed in the venv (1,000+ Python files),
 copied to a temporary folder so one can be edited. Through a real MCP client over stdio, arq
-mode, a real worker with the real model: a cold index (files/s, units/s, the worker's peak
-RSS) against the model's own throughput on a sample of the same units, measured in this run;
-a re-index with nothing changed; a re-index after editing one file; then, with more packages
-indexed until at least ``--min-units`` units are stored, search_code and find_similar_code;
-last, the model alone on each find_similar_code snippet's head, on torch and on ONNX Runtime.
+mode, a real worker with the real model: the worker's resident memory once it has started and
+served a few memory calls; a cold index (files/s, units/s, the worker's peak RSS) against the
+model's own throughput on a sample of the same units, measured in this run; a re-index with
+nothing changed; a re-index after editing one file; then, with more packages indexed until at
+least ``--min-units`` units are stored, search_code and find_similar_code; last, the model alone
+on each find_similar_code snippet's head.
 """
 
 from __future__ import annotations
@@ -35,6 +36,9 @@ TARGETS = {
     "search_p95_ms": 50.0,
     "searchable_s": 20.0,
     "fast_units_per_s": 1000.0,
+    # Issue 14: a worker without torch.
+    "idle_rss_mib": 400.0,
+    "peak_rss_mib": 1024.0,
 }
 QUERIES = [
     "shortest path between two nodes",
@@ -55,7 +59,7 @@ QUERIES = [
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--calls", type=int, default=200, help="timed searches per tool (200)")
     parser.add_argument(
-        "--min-units", type=int, default=20_000, help="units indexed before searching (20000)"
+        "--min-units", type=int, default=40_000, help="units indexed before searching (40000)"
     )
     parser.add_argument(
         "--sample", type=int, default=2_000, help="units embedded to time the model alone (2000)"
@@ -112,11 +116,19 @@ async def _index(
     return answer, time.perf_counter() - started
 
 
-def _peak_rss_mib(pid: int) -> float | None:
+def _peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
+        if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
     return None
+
+
+async def _idle_rss_mib(client: Client, pid: int) -> float | None:
+    """The worker's resident memory once it has served a few memory calls (the model loaded)."""
+    for i in range(3):
+        await _call(client, "store_memory", {"content": f"The bench stored note {i}.", "category": "fact"})
+        await _call(client, "retrieve_memories", {"query": f"what did the bench store ({i})?"})
+    return _peak_rss_mib(pid, "VmRSS")
 
 
 def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
@@ -141,33 +153,29 @@ def _unit_texts(corpus: Path) -> list[str]:
 
 
 async def _model_alone(
-    corpus: Path, sample: int, snippets: list[str], models: Path
+    corpus: Path, sample: int, snippets: list[str]
 ) -> tuple[float, int, dict[str, list[float]]]:
-    """The model alone: units/s on a random sample of the corpus's unit texts in the pipeline's
-    batch size (torch, as the indexer runs it), and the seconds one snippet's head takes on each
-    runtime (torch, and ONNX Runtime as short calls run in the worker)."""
+    """The model alone, as the worker runs it (ONNX Runtime, the export the worker uses): units/s
+    on a random sample of the corpus's unit texts in the pipeline's batch size, and the seconds
+    one snippet's head takes."""
+    from shared.paths import default_models_dir
     from worker.code.filler import BATCH as EMBED_BATCH
     from worker.code.search import MAX_SNIPPET_EMBED_TOKENS
     from worker.code.units import query_text
-    from worker.embedding.sentence import SentenceTransformerEmbedder
+    from worker.embedding.onnx_embedder import OnnxEmbedder
 
     texts = await asyncio.to_thread(_unit_texts, corpus)
     chosen = random.Random(5).sample(texts, min(sample, len(texts)))
-    model = await SentenceTransformerEmbedder.load("all-MiniLM-L6-v2", onnx_dir=models)
-    # Built in a background thread: waited for first, so it cannot slow the timed batches.
-    if not await asyncio.to_thread(model.wait_for_fast_path, 120):
-        raise BenchError("the ONNX encoder for short calls could not be built (see the log)")
+    # serving() leaves LMS_* out of the worker's environment: it uses the default models folder.
+    model = await OnnxEmbedder.open("all-MiniLM-L6-v2", default_models_dir())
     await model.embed(chosen[:EMBED_BATCH])  # warm-up
     started = time.perf_counter()
     for start in range(0, len(chosen), EMBED_BATCH):
         await model.embed(chosen[start : start + EMBED_BATCH])
     rate = len(chosen) / (time.perf_counter() - started)
     heads = [model.head(query_text(snippet), MAX_SNIPPET_EMBED_TOKENS) for snippet in snippets]
-    per_head: dict[str, list[float]] = {"torch": [], "onnx": []}
+    per_head: dict[str, list[float]] = {"onnx": []}
     for head in heads:
-        started = time.perf_counter()
-        await asyncio.to_thread(model._encode, [head])
-        per_head["torch"].append(time.perf_counter() - started)
         started = time.perf_counter()
         await model.embed([head])
         per_head["onnx"].append(time.perf_counter() - started)
@@ -205,6 +213,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     files = await asyncio.to_thread(_copy, CORPUS, corpus)
     progress(f"code: corpus {', '.join(CORPUS)}: {files} .py files")
     async with serving(args.redis_url, tmp) as (client, worker):
+        idle_rss = await _idle_rss_mib(client, worker.pid)
         # Load the model first (a search on an empty index would not): the cold index is timed warm.
         warm = tmp / "warm-up"
         warm.mkdir()
@@ -235,13 +244,14 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         samples = await _searches(client, args.calls, snippets)
     # The same snippets find_similar_code was timed with, its mark first.
     marked = [f"# {i}\n" + snippets[i % len(snippets)] for i in range(args.calls)]
-    model_rate, sampled, per_head = await _model_alone(corpus, args.sample, marked, tmp / "models")
+    model_rate, sampled, per_head = await _model_alone(corpus, args.sample, marked)
     return _report(
         {
             "files": files,
             "cold": cold,
             "cold_s": cold_s,
             "peak_rss": peak_rss,
+            "idle_rss": idle_rss,
             "unchanged": unchanged,
             "unchanged_s": unchanged_s,
             "one_file": one_file,
@@ -297,7 +307,18 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
             f"{run['one_file']['units_indexed']} units indexed and embedded",
             "≤ 1s + its embedding",
         ],
-        ["peak worker RSS, cold index", f"{run['peak_rss']:.0f} MiB" if run["peak_rss"] else "n/a", "", ""],
+        [
+            "worker RSS idle (model loaded, a few memory calls)",
+            f"{run['idle_rss']:.0f} MiB" if run["idle_rss"] else "n/a",
+            "",
+            f"≤ {TARGETS['idle_rss_mib']:.0f} MiB",
+        ],
+        [
+            "peak worker RSS, cold index",
+            f"{run['peak_rss']:.0f} MiB" if run["peak_rss"] else "n/a",
+            "",
+            f"≤ {TARGETS['peak_rss_mib']:.0f} MiB",
+        ],
     ]
     for tool, summary in searches.items():
         rows.append(
@@ -345,6 +366,7 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
         "one_file_seconds": run["one_file_s"],
         "one_file": run["one_file"],
         "peak_worker_rss_mib": run["peak_rss"],
+        "idle_worker_rss_mib": run["idle_rss"],
         "units_searched": run["units"],
         "search": searches,
         "model_snippet_head": model_head,
