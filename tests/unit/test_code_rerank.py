@@ -62,14 +62,40 @@ def test_tests_and_examples_only_when_asked_for() -> None:
     assert adjustment(read_query("x y"), unit("a", "src/latest.py")) == (0.0, 1.0)
 
 
-def test_question_words_naming_the_path_when_weighted() -> None:
-    weights = Weights(path_word=0.1)
+def test_question_words_naming_the_file_or_its_folder() -> None:
     units = [
         ("elsewhere", 0.55, unit("load", "src/app/settings.py")),
         ("cookies", 0.5, unit("extract", "src/requests/cookies.py")),
     ]
-    assert order("how are cookies stored", units, weights) == ["cookies", "elsewhere"]
-    assert order("how are cookies stored", units) == ["elsewhere", "cookies"]  # off by default
+    assert order("how are cookies stored", units) == ["cookies", "elsewhere"]
+    # One word begins the other: cookie names cookies.py, configuration names config.go.
+    assert order("cookie storage", units) == ["cookies", "elsewhere"]
+    assert order("how are cookies stored", units, Weights(path_word=0.0)) == ["elsewhere", "cookies"]
+    query = read_query("shell tab completion support")
+    assert adjustment(query, unit("a", "shell_completion.go"))[0] == Weights().path_word * 2 / 4
+    assert adjustment(query, unit("a", "completions/zsh.go"))[0] == Weights().path_word / 4
+    # The folder above the file's only, and no word shorter than three letters matches.
+    assert adjustment(query, unit("a", "shell/x/y.go"))[0] == 0.0
+    assert adjustment(read_query("ui pieces"), unit("a", "src/uikit.ts"))[0] == 0.0
+
+
+def test_a_question_gets_the_member_before_its_class() -> None:
+    def span(name: str, start: int, end: int, unit_type: str = "method") -> dict[str, object]:
+        return {**unit(name, "app/worker.py", unit_type), "start_line": start, "end_line": end}
+
+    units = [
+        ("class", 1.0, span("Worker", 10, 400, "class")),
+        ("other", 0.9, {**unit("run", "app/cli.py"), "start_line": 1, "end_line": 9}),
+        ("member", 0.7, span("record_health", 200, 230)),
+        ("closure", 0.65, span("beat", 210, 215, "function")),
+        ("sibling", 0.6, span("start", 100, 150)),
+    ]
+    ranked = [pid for pid, _ in rerank("what does it write to its health key", units)]
+    # The member takes the class's place, the class comes after it (at 0.9 of the member's 0.7);
+    # the closure inside the member falls behind its siblings.
+    assert ranked == ["member", "other", "class", "sibling", "closure"]
+    # A symbol query asks for the class itself.
+    assert order("Worker", units)[0] == "class"
 
 
 def test_a_file_is_named_after_its_stem_without_the_last_extension_only() -> None:
