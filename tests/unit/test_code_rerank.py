@@ -113,3 +113,27 @@ def test_with_no_definition_of_the_name_its_file_answers() -> None:
     ]
     assert [pid for pid, _ in rerank("response", units, defined=False)] == ["module", "elsewhere"]
     assert [pid for pid, _ in rerank("response", units, defined=True)] == ["elsewhere", "module"]
+
+
+def test_a_second_unit_of_a_file_ranks_below_the_first_of_another_unless_much_stronger() -> None:
+    units = [
+        ("a1", 1.0, unit("get", "lib/a.py")),
+        ("a2", 0.98, unit("put", "lib/a.py")),
+        ("b1", 0.95, unit("run", "lib/b.py")),
+        ("a3", 0.9, unit("post", "lib/a.py")),
+    ]
+    # A short topic: each unit of lib/a.py already taken costs 0.06 of the best relevance.
+    assert order("http verbs", units) == ["a1", "b1", "a2", "a3"]
+    assert order("http verbs", units, Weights(file_repeat=0.0)) == ["a1", "a2", "b1", "a3"]
+    far = [*units[:2], ("b1", 0.8, unit("run", "lib/b.py"))]
+    assert order("http verbs", far) == ["a1", "a2", "b1"]
+    # A long question asks for one function: the cost shrinks with (4 / its words)**2.
+    long = "where does the client pick the verb for the request it sends after a redirect response"
+    assert order(long, units) == ["a1", "a2", "b1", "a3"]
+
+
+def test_spreading_keeps_every_candidate_once() -> None:
+    units = [(f"u{i}", 1.0 - i / 100, unit(f"f{i}", f"lib/{i % 3}.py")) for i in range(30)]
+    ranked = rerank("topic", units)
+    assert sorted(pid for pid, _ in ranked) == sorted(pid for pid, _, _ in units)
+    assert [pid for pid, _ in ranked][:3] == ["u0", "u1", "u2"]

@@ -57,6 +57,12 @@ class Weights:
     class_after_member: float = 0.9
     # A function nested in another found unit (a closure, a local helper) is a detail of it.
     nested_factor: float = 0.7
+    # Hits are read by file: a file's second unit tells less than the first of another file, so
+    # each unit of a file already above costs this share of the best unit's relevance. A long
+    # question asks for one function, often beside its file's best match: the cost shrinks as
+    # (specific_words / words)**2 for a question of more content words than that.
+    file_repeat: float = 0.06
+    specific_words: int = 4
 
 
 DEFAULT = Weights()
@@ -162,7 +168,34 @@ def rerank(
         payloads[pid] = payload
     if query.symbol is None:
         relevance = _members_first(relevance, payloads, weights)
-    out = sorted(relevance.items(), key=lambda item: item[1], reverse=True)
+    ranked = sorted(relevance.items(), key=lambda item: item[1], reverse=True)
+    repeat = weights.file_repeat
+    if query.words:
+        repeat *= min(1.0, weights.specific_words / len(query.words)) ** 2
+    if not ranked or not repeat:
+        return ranked
+    return _spread(ranked, payloads, repeat * max(ranked[0][1], 0.0))
+
+
+def _spread(
+    ranked: list[tuple[str, float]], payloads: dict[str, dict[str, Any]], repeat: float
+) -> list[tuple[str, float]]:
+    """Greedily, the best unit once each unit loses ``repeat`` per unit of its file already taken."""
+    taken: dict[str, int] = {}
+    remaining = list(ranked)
+    out: list[tuple[str, float]] = []
+    while remaining:
+        best, best_score = 0, float("-inf")
+        for i, (pid, score) in enumerate(remaining):
+            if score <= best_score:
+                break  # sorted: no later unit can do better, whatever its file
+            score -= repeat * taken.get(str(payloads[pid].get("file_path", "")), 0)
+            if score > best_score:
+                best, best_score = i, score
+        pid, _ = remaining.pop(best)
+        file_path = str(payloads[pid].get("file_path", ""))
+        taken[file_path] = taken.get(file_path, 0) + 1
+        out.append((pid, best_score))
     return out
 
 
