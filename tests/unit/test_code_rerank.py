@@ -137,3 +137,33 @@ def test_spreading_keeps_every_candidate_once() -> None:
     ranked = rerank("topic", units)
     assert sorted(pid for pid, _ in ranked) == sorted(pid for pid, _, _ in units)
     assert [pid for pid, _ in ranked][:3] == ["u0", "u1", "u2"]
+
+
+def test_a_nested_function_sinks_only_under_an_outer_one_that_matches() -> None:
+    def span(name: str, start: int, end: int, unit_type: str = "function") -> dict[str, object]:
+        return {**unit(name, "src/fmt/args.h", unit_type), "start_line": start, "end_line": end}
+
+    inner = ("inner", 1.0, span("push_back", 150, 160))
+    other = ("other", 0.8, {**unit("load", "src/b.h"), "start_line": 1, "end_line": 9})
+    # The outer one matches half as well at least: the inner one is a detail of it (1.0 * 0.7).
+    assert order("how are arguments stored", [inner, ("outer", 0.6, span("store", 100, 200)), other]) == [
+        "other",
+        "inner",
+        "outer",
+    ]
+    # A container matching much worse (a macro read as a function around a class) sinks nothing.
+    assert order("how are arguments stored", [inner, ("outer", 0.3, span("FMT_EXPORT", 40, 200)), other])[
+        0
+    ] == ("inner")
+
+
+def test_a_question_naming_code_finds_its_definition() -> None:
+    assert read_query("how res.redirect builds the Location header").names == {"redirect"}
+    assert read_query("how fmt::format and format_to write").names == {"format", "format_to"}
+    assert read_query("how extractors implement FromRequestParts").names == {"FromRequestParts"}
+    assert read_query("e.g. the Location header").names == frozenset()
+    units = [
+        ("location", 1.0, unit("location", "lib/response.js")),
+        ("redirect", 0.8, unit("redirect", "lib/response.js")),
+    ]
+    assert order("how res.redirect builds the Location header", units) == ["redirect", "location"]

@@ -55,14 +55,20 @@ class Weights:
     # all its methods, so it matches everything they do): the best member found takes the
     # class's place and the class comes next, at this share of the member's relevance.
     class_after_member: float = 0.9
-    # A function nested in another found unit (a closure, a local helper) is a detail of it.
+    # A function nested in another found function (a closure, a local helper) is a detail of
+    # it, when the outer one matches at least nested_outer_share as well: a misparsed container
+    # (a C++ macro read as a function around a whole class) does not sink what it holds.
     nested_factor: float = 0.7
+    nested_outer_share: float = 0.5
     # Hits are read by file: a file's second unit tells less than the first of another file, so
     # each unit of a file already above costs this share of the best unit's relevance. A long
     # question asks for one function, often beside its file's best match: the cost shrinks as
     # (specific_words / words)**2 for a question of more content words than that.
     file_repeat: float = 0.06
     specific_words: int = 4
+    # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args):
+    # a unit defining that name, at a third of what a bare symbol query gives it.
+    embedded_definition: float = 0.5
 
 
 DEFAULT = Weights()
@@ -75,6 +81,7 @@ class Query:
     qualifier: tuple[str, ...]  # what stands before it (chi.Router: ("chi",))
     words: frozenset[str]  # a question's content words, for matching paths
     asks_non_code: bool
+    names: frozenset[str] = frozenset()  # names a question spells as code
 
 
 def read_query(text: str) -> Query:
@@ -84,7 +91,7 @@ def read_query(text: str) -> Query:
         parts = [p for p in _SEPARATORS.split(stripped) if p]
         return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks)
     words = {w for w in _WORD.findall(split_identifier(text) + " " + text.lower()) if w not in STOPWORDS}
-    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks)
+    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks, code_names(text))
 
 
 def _path_words(file_path: str) -> set[str]:
@@ -109,6 +116,22 @@ def _names(word: str, part: str) -> bool:
 def _path_share(words: frozenset[str], file_path: str) -> float:
     parts = _named_parts(file_path)
     return sum(1 for w in words if any(_names(w, part) for part in parts)) / len(words)
+
+
+_CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_SPELLED_AS_CODE = re.compile(r"[a-z][A-Z]|_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
+
+
+def code_names(text: str) -> frozenset[str]:
+    """The names a question spells as code: qualified (res.redirect, fmt::format: the last part;
+    not e.g.), camelCase, PascalCase with two capitals, snake_case. Plain words are left to the
+    rankings."""
+    names = set()
+    for token in _CODE_WORD.findall(text):
+        parts = [part for part in _SEPARATORS.split(token) if part]
+        if (len(parts) > 1 and min(map(len, parts)) > 1) or _SPELLED_AS_CODE.search(token):
+            names.add(parts[-1])
+    return frozenset(names)
 
 
 def _stem(file_path: str) -> str:
@@ -144,8 +167,11 @@ def adjustment(
             add += weights.type_over_function
         if _folded(_stem(file_path)) == _folded(symbol):
             add += weights.file_named_after if defined else weights.file_named_after_undefined
-    elif query.words and weights.path_word:
-        add += weights.path_word * _path_share(query.words, file_path)
+    else:
+        if query.words and weights.path_word:
+            add += weights.path_word * _path_share(query.words, file_path)
+        if name in query.names:
+            add += weights.embedded_definition
     if not query.asks_non_code and _NON_CODE.search(file_path):
         factor *= weights.non_code_factor
     return add, factor
@@ -235,7 +261,8 @@ def _members_first(
                     out[member] = max(out[member], relevance[outer])
                     out[outer] = relevance[member] * weights.class_after_member
             else:
-                nested.update(inside)
+                share = weights.nested_outer_share
+                nested.update(pid for pid in inside if relevance[pid] * share <= relevance[outer])
         for pid in nested:
             out[pid] *= weights.nested_factor
     return out
