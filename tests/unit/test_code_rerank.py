@@ -167,3 +167,17 @@ def test_a_question_naming_code_finds_its_definition() -> None:
         ("redirect", 0.8, unit("redirect", "lib/response.js")),
     ]
     assert order("how res.redirect builds the Location header", units) == ["redirect", "location"]
+
+
+def test_a_question_rarely_asks_for_a_constructor() -> None:
+    units = [
+        ("init", 1.0, unit("__init__", "arq/worker.py", "method", "Worker.__init__")),
+        ("health", 0.95, unit("record_health", "arq/worker.py", "method", "Worker.record_health")),
+    ]
+    assert order("what does the worker write to its health key", units)[0] == "health"
+    assert order("__init__", units)[0] == "init"  # asked for by name
+    java = unit("Gson", "gson/Gson.java", "method", "Gson.Gson")
+    assert adjustment(read_query("how are adapters chosen"), java)[1] == Weights().constructor_factor
+    assert (
+        adjustment(read_query("how are adapters chosen"), unit("Gson", "gson/Gson.java", "class"))[1] == 1.0
+    )

@@ -69,6 +69,9 @@ class Weights:
     # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args):
     # a unit defining that name, at a third of what a bare symbol query gives it.
     embedded_definition: float = 0.5
+    # A question rarely asks for a constructor: it stores what the class is made of, so it
+    # shares the words of everything the class does.
+    constructor_factor: float = 0.9
 
 
 DEFAULT = Weights()
@@ -134,6 +137,18 @@ def code_names(text: str) -> frozenset[str]:
     return frozenset(names)
 
 
+# Python, PHP, JavaScript/TypeScript, Swift, Ruby; Java, C#, C++ and Kotlin name it after the class.
+_CONSTRUCTORS = frozenset({"__init__", "__construct", "constructor", "init", "initialize"})
+
+
+def _is_constructor(payload: dict[str, Any]) -> bool:
+    if payload.get("unit_type") != "method":
+        return False
+    name = str(payload.get("name", ""))
+    owner = [part for part in _SEPARATORS.split(str(payload.get("qualified_name", ""))) if part][-2:-1]
+    return name in _CONSTRUCTORS or owner == [name]
+
+
 def _stem(file_path: str) -> str:
     # The name without its last extension: SqlMapper.cs is named after SqlMapper, and
     # SqlMapper.DontMap.cs (a part of it) is not.
@@ -172,6 +187,8 @@ def adjustment(
             add += weights.path_word * _path_share(query.words, file_path)
         if name in query.names:
             add += weights.embedded_definition
+    if query.symbol is None and _is_constructor(payload):
+        factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
         factor *= weights.non_code_factor
     return add, factor
