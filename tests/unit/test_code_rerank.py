@@ -122,7 +122,7 @@ def test_a_second_unit_of_a_file_ranks_below_the_first_of_another_unless_much_st
         ("b1", 0.95, unit("run", "lib/b.py")),
         ("a3", 0.9, unit("post", "lib/a.py")),
     ]
-    # A short topic: each unit of lib/a.py already taken costs 0.06 of the best relevance.
+    # A short topic: each unit of lib/a.py already taken costs 0.08 of the best relevance.
     assert order("http verbs", units) == ["a1", "b1", "a2", "a3"]
     assert order("http verbs", units, Weights(file_repeat=0.0)) == ["a1", "a2", "b1", "a3"]
     far = [*units[:2], ("b1", 0.8, unit("run", "lib/b.py"))]

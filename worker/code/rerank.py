@@ -64,7 +64,7 @@ class Weights:
     # each unit of a file already above costs this share of the best unit's relevance. A long
     # question asks for one function, often beside its file's best match: the cost shrinks as
     # (specific_words / words)**2 for a question of more content words than that.
-    file_repeat: float = 0.06
+    file_repeat: float = 0.08
     specific_words: int = 4
     # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args):
     # a unit defining that name, at a third of what a bare symbol query gives it.
