@@ -62,14 +62,40 @@ def test_tests_and_examples_only_when_asked_for() -> None:
     assert adjustment(read_query("x y"), unit("a", "src/latest.py")) == (0.0, 1.0)
 
 
-def test_question_words_naming_the_path_when_weighted() -> None:
-    weights = Weights(path_word=0.1)
+def test_question_words_naming_the_file_or_its_folder() -> None:
     units = [
         ("elsewhere", 0.55, unit("load", "src/app/settings.py")),
         ("cookies", 0.5, unit("extract", "src/requests/cookies.py")),
     ]
-    assert order("how are cookies stored", units, weights) == ["cookies", "elsewhere"]
-    assert order("how are cookies stored", units) == ["elsewhere", "cookies"]  # off by default
+    assert order("how are cookies stored", units) == ["cookies", "elsewhere"]
+    # One word begins the other: cookie names cookies.py, configuration names config.go.
+    assert order("cookie storage", units) == ["cookies", "elsewhere"]
+    assert order("how are cookies stored", units, Weights(path_word=0.0)) == ["elsewhere", "cookies"]
+    query = read_query("shell tab completion support")
+    assert adjustment(query, unit("a", "shell_completion.go"))[0] == Weights().path_word * 2 / 4
+    assert adjustment(query, unit("a", "completions/zsh.go"))[0] == Weights().path_word / 4
+    # The folder above the file's only, and no word shorter than three letters matches.
+    assert adjustment(query, unit("a", "shell/x/y.go"))[0] == 0.0
+    assert adjustment(read_query("ui pieces"), unit("a", "src/uikit.ts"))[0] == 0.0
+
+
+def test_a_question_gets_the_member_before_its_class() -> None:
+    def span(name: str, start: int, end: int, unit_type: str = "method") -> dict[str, object]:
+        return {**unit(name, "app/worker.py", unit_type), "start_line": start, "end_line": end}
+
+    units = [
+        ("class", 1.0, span("Worker", 10, 400, "class")),
+        ("other", 0.9, {**unit("run", "app/cli.py"), "start_line": 1, "end_line": 9}),
+        ("member", 0.7, span("record_health", 200, 230)),
+        ("closure", 0.65, span("beat", 210, 215, "function")),
+        ("sibling", 0.6, span("start", 100, 150)),
+    ]
+    ranked = [pid for pid, _ in rerank("what does it write to its health key", units)]
+    # The member takes the class's place, the class comes after it (at 0.9 of the member's 0.7);
+    # the closure inside the member falls behind its siblings.
+    assert ranked == ["member", "other", "class", "sibling", "closure"]
+    # A symbol query asks for the class itself.
+    assert order("Worker", units)[0] == "class"
 
 
 def test_a_file_is_named_after_its_stem_without_the_last_extension_only() -> None:
@@ -87,3 +113,71 @@ def test_with_no_definition_of_the_name_its_file_answers() -> None:
     ]
     assert [pid for pid, _ in rerank("response", units, defined=False)] == ["module", "elsewhere"]
     assert [pid for pid, _ in rerank("response", units, defined=True)] == ["elsewhere", "module"]
+
+
+def test_a_second_unit_of_a_file_ranks_below_the_first_of_another_unless_much_stronger() -> None:
+    units = [
+        ("a1", 1.0, unit("get", "lib/a.py")),
+        ("a2", 0.98, unit("put", "lib/a.py")),
+        ("b1", 0.95, unit("run", "lib/b.py")),
+        ("a3", 0.9, unit("post", "lib/a.py")),
+    ]
+    # A short topic: each unit of lib/a.py already taken costs 0.08 of the best relevance.
+    assert order("http verbs", units) == ["a1", "b1", "a2", "a3"]
+    assert order("http verbs", units, Weights(file_repeat=0.0)) == ["a1", "a2", "b1", "a3"]
+    far = [*units[:2], ("b1", 0.8, unit("run", "lib/b.py"))]
+    assert order("http verbs", far) == ["a1", "a2", "b1"]
+    # A long question asks for one function: the cost shrinks with (4 / its words)**2.
+    long = "where does the client pick the verb for the request it sends after a redirect response"
+    assert order(long, units) == ["a1", "a2", "b1", "a3"]
+
+
+def test_spreading_keeps_every_candidate_once() -> None:
+    units = [(f"u{i}", 1.0 - i / 100, unit(f"f{i}", f"lib/{i % 3}.py")) for i in range(30)]
+    ranked = rerank("topic", units)
+    assert sorted(pid for pid, _ in ranked) == sorted(pid for pid, _, _ in units)
+    assert [pid for pid, _ in ranked][:3] == ["u0", "u1", "u2"]
+
+
+def test_a_nested_function_sinks_only_under_an_outer_one_that_matches() -> None:
+    def span(name: str, start: int, end: int, unit_type: str = "function") -> dict[str, object]:
+        return {**unit(name, "src/fmt/args.h", unit_type), "start_line": start, "end_line": end}
+
+    inner = ("inner", 1.0, span("push_back", 150, 160))
+    other = ("other", 0.8, {**unit("load", "src/b.h"), "start_line": 1, "end_line": 9})
+    # The outer one matches half as well at least: the inner one is a detail of it (1.0 * 0.7).
+    assert order("how are arguments stored", [inner, ("outer", 0.6, span("store", 100, 200)), other]) == [
+        "other",
+        "inner",
+        "outer",
+    ]
+    # A container matching much worse (a macro read as a function around a class) sinks nothing.
+    assert order("how are arguments stored", [inner, ("outer", 0.3, span("FMT_EXPORT", 40, 200)), other])[
+        0
+    ] == ("inner")
+
+
+def test_a_question_naming_code_finds_its_definition() -> None:
+    assert read_query("how res.redirect builds the Location header").names == {"redirect"}
+    assert read_query("how fmt::format and format_to write").names == {"format", "format_to"}
+    assert read_query("how extractors implement FromRequestParts").names == {"FromRequestParts"}
+    assert read_query("e.g. the Location header").names == frozenset()
+    units = [
+        ("location", 1.0, unit("location", "lib/response.js")),
+        ("redirect", 0.8, unit("redirect", "lib/response.js")),
+    ]
+    assert order("how res.redirect builds the Location header", units) == ["redirect", "location"]
+
+
+def test_a_question_rarely_asks_for_a_constructor() -> None:
+    units = [
+        ("init", 1.0, unit("__init__", "arq/worker.py", "method", "Worker.__init__")),
+        ("health", 0.95, unit("record_health", "arq/worker.py", "method", "Worker.record_health")),
+    ]
+    assert order("what does the worker write to its health key", units)[0] == "health"
+    assert order("__init__", units)[0] == "init"  # asked for by name
+    java = unit("Gson", "gson/Gson.java", "method", "Gson.Gson")
+    assert adjustment(read_query("how are adapters chosen"), java)[1] == Weights().constructor_factor
+    assert (
+        adjustment(read_query("how are adapters chosen"), unit("Gson", "gson/Gson.java", "class"))[1] == 1.0
+    )

@@ -5,9 +5,12 @@ identifier (``Session``, ``chi.Router``, ``FromRequest``) asks for the unit that
 name, so a definition with exactly that name (and its case) comes first, a class over a function
 of the same name when the name is capitalised, and a file named after it counts too. A question
 ("how are cookies persisted between requests") is helped when its words name the file or folder
-that holds the answer. Tests, examples and vendored or generated code answer a query only when
-it asks for them. Each adjustment adds to the unit's fused relevance (0..1), so a strong match
-that no rule touches keeps its place among the others.
+that holds the answer (in proportion to the share of its words that do, so a short topic gains
+most), and its answer is a function rather than the class around it, whose text holds every
+method and so matches anything they do: the class's best member found takes its place. Tests,
+examples and vendored or generated code answer a query only when it asks for them. Each
+adjustment adds to the unit's fused relevance (0..1), so a strong match that no rule touches
+keeps its place among the others.
 """
 
 from __future__ import annotations
@@ -43,9 +46,32 @@ class Weights:
     # When nothing in the project is called that, the file named after it is the definition
     # (a module: express's "response" is lib/response.js).
     file_named_after_undefined: float = 1.5
-    path_word: float = 0.0  # each question word naming a folder or the file
-    path_words_cap: float = 0.24
+    # A question whose words name the file or its folder (cookies -> cookies.py, "completion" ->
+    # shell_completion.go): this much times the share of the question's words that do. A short
+    # question naming a topic gains most; a long one, whose answer is one function, little.
+    path_word: float = 0.2
     non_code_factor: float = 0.6  # tests, examples, vendored code the query did not ask for
+    # A question's answer is a function rather than the class around it (a class's text holds
+    # all its methods, so it matches everything they do): the best member found takes the
+    # class's place and the class comes next, at this share of the member's relevance.
+    class_after_member: float = 0.9
+    # A function nested in another found function (a closure, a local helper) is a detail of
+    # it, when the outer one matches at least nested_outer_share as well: a misparsed container
+    # (a C++ macro read as a function around a whole class) does not sink what it holds.
+    nested_factor: float = 0.7
+    nested_outer_share: float = 0.5
+    # Hits are read by file: a file's second unit tells less than the first of another file, so
+    # each unit of a file already above costs this share of the best unit's relevance. A long
+    # question asks for one function, often beside its file's best match: the cost shrinks as
+    # (specific_words / words)**2 for a question of more content words than that.
+    file_repeat: float = 0.08
+    specific_words: int = 4
+    # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args):
+    # a unit defining that name, at a third of what a bare symbol query gives it.
+    embedded_definition: float = 0.5
+    # A question rarely asks for a constructor: it stores what the class is made of, so it
+    # shares the words of everything the class does.
+    constructor_factor: float = 0.9
 
 
 DEFAULT = Weights()
@@ -58,6 +84,7 @@ class Query:
     qualifier: tuple[str, ...]  # what stands before it (chi.Router: ("chi",))
     words: frozenset[str]  # a question's content words, for matching paths
     asks_non_code: bool
+    names: frozenset[str] = frozenset()  # names a question spells as code
 
 
 def read_query(text: str) -> Query:
@@ -67,11 +94,59 @@ def read_query(text: str) -> Query:
         parts = [p for p in _SEPARATORS.split(stripped) if p]
         return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks)
     words = {w for w in _WORD.findall(split_identifier(text) + " " + text.lower()) if w not in STOPWORDS}
-    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks)
+    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks, code_names(text))
 
 
 def _path_words(file_path: str) -> set[str]:
     return set(_WORD.findall(split_identifier(file_path.replace("/", " ").replace(".", " "))))
+
+
+def _named_parts(file_path: str) -> set[str]:
+    """The words naming a file: its stem's and its folder's, split and whole (shell_completion.go:
+    shell, completion, shell_completion is not a word, so ``shell``, ``completion``)."""
+    segments = file_path.split("/")
+    named = [segments[-1].split(".", 1)[0], *segments[-2:-1]]
+    return {w for part in named for w in _WORD.findall(split_identifier(part) + " " + part.lower())}
+
+
+def _names(word: str, part: str) -> bool:
+    """A question word names a path part when one begins the other (cookie, cookies; config,
+    configuration; auth, authentication), three letters at least."""
+    short, long = (word, part) if len(word) <= len(part) else (part, word)
+    return len(short) >= 3 and long.startswith(short)
+
+
+def _path_share(words: frozenset[str], file_path: str) -> float:
+    parts = _named_parts(file_path)
+    return sum(1 for w in words if any(_names(w, part) for part in parts)) / len(words)
+
+
+_CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
+_SPELLED_AS_CODE = re.compile(r"[a-z][A-Z]|_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
+
+
+def code_names(text: str) -> frozenset[str]:
+    """The names a question spells as code: qualified (res.redirect, fmt::format: the last part;
+    not e.g.), camelCase, PascalCase with two capitals, snake_case. Plain words are left to the
+    rankings."""
+    names = set()
+    for token in _CODE_WORD.findall(text):
+        parts = [part for part in _SEPARATORS.split(token) if part]
+        if (len(parts) > 1 and min(map(len, parts)) > 1) or _SPELLED_AS_CODE.search(token):
+            names.add(parts[-1])
+    return frozenset(names)
+
+
+# Python, PHP, JavaScript/TypeScript, Swift, Ruby; Java, C#, C++ and Kotlin name it after the class.
+_CONSTRUCTORS = frozenset({"__init__", "__construct", "constructor", "init", "initialize"})
+
+
+def _is_constructor(payload: dict[str, Any]) -> bool:
+    if payload.get("unit_type") != "method":
+        return False
+    name = str(payload.get("name", ""))
+    owner = [part for part in _SEPARATORS.split(str(payload.get("qualified_name", ""))) if part][-2:-1]
+    return name in _CONSTRUCTORS or owner == [name]
 
 
 def _stem(file_path: str) -> str:
@@ -107,9 +182,13 @@ def adjustment(
             add += weights.type_over_function
         if _folded(_stem(file_path)) == _folded(symbol):
             add += weights.file_named_after if defined else weights.file_named_after_undefined
-    elif query.words:
-        named = len(query.words & _path_words(file_path))
-        add += min(weights.path_words_cap, named * weights.path_word)
+    else:
+        if query.words and weights.path_word:
+            add += weights.path_word * _path_share(query.words, file_path)
+        if name in query.names:
+            add += weights.embedded_definition
+    if query.symbol is None and _is_constructor(payload):
+        factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
         factor *= weights.non_code_factor
     return add, factor
@@ -124,9 +203,83 @@ def rerank(
 ) -> list[tuple[str, float]]:
     """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores."""
     query = read_query(query_text)
-    out = []
+    relevance: dict[str, float] = {}
+    payloads: dict[str, dict[str, Any]] = {}
     for pid, score, payload in scored:
         add, factor = adjustment(query, payload, weights, defined=defined)
-        out.append((pid, (score + add) * factor))
-    out.sort(key=lambda item: item[1], reverse=True)
+        relevance[pid] = (score + add) * factor
+        payloads[pid] = payload
+    if query.symbol is None:
+        relevance = _members_first(relevance, payloads, weights)
+    ranked = sorted(relevance.items(), key=lambda item: item[1], reverse=True)
+    repeat = weights.file_repeat
+    if query.words:
+        repeat *= min(1.0, weights.specific_words / len(query.words)) ** 2
+    if not ranked or not repeat:
+        return ranked
+    return _spread(ranked, payloads, repeat * max(ranked[0][1], 0.0))
+
+
+def _spread(
+    ranked: list[tuple[str, float]], payloads: dict[str, dict[str, Any]], repeat: float
+) -> list[tuple[str, float]]:
+    """Greedily, the best unit once each unit loses ``repeat`` per unit of its file already taken."""
+    taken: dict[str, int] = {}
+    remaining = list(ranked)
+    out: list[tuple[str, float]] = []
+    while remaining:
+        best, best_score = 0, float("-inf")
+        for i, (pid, score) in enumerate(remaining):
+            if score <= best_score:
+                break  # sorted: no later unit can do better, whatever its file
+            score -= repeat * taken.get(str(payloads[pid].get("file_path", "")), 0)
+            if score > best_score:
+                best, best_score = i, score
+        pid, _ = remaining.pop(best)
+        file_path = str(payloads[pid].get("file_path", ""))
+        taken[file_path] = taken.get(file_path, 0) + 1
+        out.append((pid, best_score))
+    return out
+
+
+def _span(payload: dict[str, Any]) -> tuple[int, int]:
+    return int(payload.get("start_line", 0)), int(payload.get("end_line", 0))
+
+
+def _members_first(
+    relevance: dict[str, float], payloads: dict[str, dict[str, Any]], weights: Weights
+) -> dict[str, float]:
+    """For a question: a class found with members of it gives its place to its best member; a
+    unit nested in another found function is demoted. Units only trade places within a file, so
+    where a file first appears stays put."""
+    by_file: dict[str, list[str]] = {}
+    for pid, payload in payloads.items():
+        by_file.setdefault(str(payload.get("file_path", "")), []).append(pid)
+    out = dict(relevance)
+    for pids in by_file.values():
+        if len(pids) < 2:
+            continue
+        nested: set[str] = set()
+        for outer in pids:
+            start, end = _span(payloads[outer])
+            inside = [
+                pid
+                for pid in pids
+                if pid != outer
+                and start <= _span(payloads[pid])[0]
+                and _span(payloads[pid])[1] <= end
+                and _span(payloads[pid]) != (start, end)
+            ]
+            if not inside:
+                continue
+            if payloads[outer].get("unit_type") == "class":
+                member = max(inside, key=lambda pid: relevance[pid])
+                if relevance[outer] > relevance[member]:
+                    out[member] = max(out[member], relevance[outer])
+                    out[outer] = relevance[member] * weights.class_after_member
+            else:
+                share = weights.nested_outer_share
+                nested.update(pid for pid in inside if relevance[pid] * share <= relevance[outer])
+        for pid in nested:
+            out[pid] *= weights.nested_factor
     return out
