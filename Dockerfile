@@ -9,6 +9,9 @@ COPY server ./server
 COPY worker ./worker
 COPY shared ./shared
 RUN pip install --no-cache-dir .
+# The model's ONNX export, made once here rather than by each container's first worker.
+ENV LMS_MODELS_DIR=/opt/learning-memory/models
+RUN python -m worker.embedding.export
 ENV LMS_DATA_DIR=/data
 VOLUME ["/data"]
 CMD ["learning-memory", "serve", "--transport", "http", "--host", "0.0.0.0"]

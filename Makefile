@@ -24,7 +24,10 @@ $(STAMP): pyproject.toml
 	$(BIN)/pip install -q -e '.[dev]'
 	touch $@
 
+# Then the model's ONNX export (worker.embedding.onnx_embedder) into LMS_MODELS_DIR, so that no
+# first start waits for it: made once (~20 s), a second's check when it is already there.
 install: $(STAMP)
+	$(BIN)/python -m worker.embedding.export
 
 # No package-lock: it would pin the registry host of whoever ran this; the version is pinned here.
 $(CLAUDE_STAMP):

@@ -13,5 +13,10 @@ def default_data_dir() -> Path:
     return Path(base) / "learning-memory"
 
 
+def default_models_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "learning-memory" / "models"
+
+
 def data_dir_from_env() -> Path:
     return Path(os.environ.get(DATA_DIR_VAR) or default_data_dir())

@@ -13,12 +13,12 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.paths import default_data_dir
+from shared.paths import default_data_dir, default_models_dir
 
 ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
-QueryRuntime = Literal["onnx", "torch"]
+EmbeddingRuntime = Literal["onnx", "torch"]
 
 
 class ConfigError(Exception):
@@ -34,9 +34,11 @@ class Settings(BaseSettings):
     journal_dir: Path = Path(".claude/journal")
     qdrant_url: str | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
-    # Short embedding calls (queries) on ONNX Runtime, exported once into <data_dir>/models and
-    # checked against torch; "torch" keeps every call on torch.
-    query_runtime: QueryRuntime = "onnx"
+    # The model on ONNX Runtime (exported once into models_dir, checked against torch; torch if
+    # that fails), or on torch.
+    embedding_runtime: EmbeddingRuntime = "onnx"
+    # Exported models, shared by every data folder (an export takes a subprocess with torch).
+    models_dir: Path = Field(default_factory=default_models_dir)
     repo_path: Path = Field(default_factory=Path.cwd)
     # Code units get the model's vectors in the background after index_codebase (dense matches in
     # search_code, find_similar_code); false keeps code search to keywords and the code ranking.

@@ -132,8 +132,8 @@ async def test_open_embedder_caches_the_real_model(
 ) -> None:
     store = await MetadataStore.open(tmp_path / "metadata.sqlite3")
     try:
-        # On torch: the ONNX path has its own tests, and its export would run on in the background.
-        cached = await open_embedder(load_settings(data_dir=tmp_path, query_runtime="torch"), store)
+        # On torch: the ONNX path has its own tests (test_onnx_embedder).
+        cached = await open_embedder(load_settings(data_dir=tmp_path, embedding_runtime="torch"), store)
         assert isinstance(cached, CachingEmbedder)
         assert isinstance(cached.inner, SentenceTransformerEmbedder)
         assert cached.model_name == DEFAULT_MODEL and cached.dimension == 384

