@@ -158,10 +158,19 @@ def test_a_nested_function_sinks_only_under_an_outer_one_that_matches() -> None:
 
 
 def test_a_question_naming_code_finds_its_definition() -> None:
-    assert read_query("how res.redirect builds the Location header").names == {"redirect"}
+    assert read_query("how res.redirect builds the Location header").names == {"redirect", "Location"}
     assert read_query("how fmt::format and format_to write").names == {"format", "format_to"}
     assert read_query("how extractors implement FromRequestParts").names == {"FromRequestParts"}
-    assert read_query("e.g. the Location header").names == frozenset()
+    assert read_query("e.g. the header").names == frozenset()
+    # A capitalised word inside the sentence names a type; the first word of a sentence does not.
+    assert read_query("How Monad composes effects with flatMap").names == {"Monad", "flatMap"}
+    monad = read_query("how Monad composes effects")
+    no_path = Weights(path_word=0.0)
+    assert (
+        adjustment(monad, unit("Monad", "core/Monad.scala", "class"), no_path)[0]
+        == no_path.embedded_definition
+    )
+    assert adjustment(monad, unit("pure", "core/Monad.scala"), no_path)[0] == no_path.embedded_file
     units = [
         ("location", 1.0, unit("location", "lib/response.js")),
         ("redirect", 0.8, unit("redirect", "lib/response.js")),

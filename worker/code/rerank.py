@@ -66,9 +66,11 @@ class Weights:
     # (specific_words / words)**2 for a question of more content words than that.
     file_repeat: float = 0.08
     specific_words: int = 4
-    # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args):
-    # a unit defining that name, at a third of what a bare symbol query gives it.
+    # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args,
+    # "how Monad composes"): a unit defining that name, at a third of what a bare symbol query
+    # gives it, and a file named after it (Monad.scala) half that.
     embedded_definition: float = 0.5
+    embedded_file: float = 0.25
     # A question rarely asks for a constructor: it stores what the class is made of, so it
     # shares the words of everything the class does.
     constructor_factor: float = 0.9
@@ -123,13 +125,15 @@ def _path_share(words: frozenset[str], file_path: str) -> float:
 
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 _SPELLED_AS_CODE = re.compile(r"[a-z][A-Z]|_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
+# A capitalised word inside a sentence, after a lower-case word: a type's name (Monad, Logger).
+_CAPITALISED = re.compile(r"(?<=[a-z,] )[A-Z][a-z0-9]+\b")
 
 
 def code_names(text: str) -> frozenset[str]:
     """The names a question spells as code: qualified (res.redirect, fmt::format: the last part;
-    not e.g.), camelCase, PascalCase with two capitals, snake_case. Plain words are left to the
-    rankings."""
-    names = set()
+    not e.g.), camelCase, PascalCase, snake_case, and a capitalised word inside a sentence. Plain
+    words are left to the rankings."""
+    names = set(_CAPITALISED.findall(text))
     for token in _CODE_WORD.findall(text):
         parts = [part for part in _SEPARATORS.split(token) if part]
         if (len(parts) > 1 and min(map(len, parts)) > 1) or _SPELLED_AS_CODE.search(token):
@@ -187,6 +191,8 @@ def adjustment(
             add += weights.path_word * _path_share(query.words, file_path)
         if name in query.names:
             add += weights.embedded_definition
+        elif _stem(file_path) in query.names:
+            add += weights.embedded_file
     if query.symbol is None and _is_constructor(payload):
         factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
