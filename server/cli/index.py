@@ -67,12 +67,9 @@ async def run_index(path: str, project: str | None, recursive: bool) -> int:
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         bar.show(progress, total, message)
 
+    name = project or directory.name
     async with stdio_session() as client:
-        arguments = {
-            "directory": str(directory),
-            "project": project or directory.name,
-            "recursive": recursive,
-        }
+        arguments = {"directory": str(directory), "project": name, "recursive": recursive}
         result = await client.call_tool("index_codebase", arguments, progress_callback=on_progress)
         answer: Any = result_payload(result)
         while not result.is_error and answer.get("status") == "running":
@@ -86,7 +83,7 @@ async def run_index(path: str, project: str | None, recursive: bool) -> int:
                 answer = status.get("result") or {"error": status.get("error")}
                 break
         if not result.is_error and answer.get("vectors_pending"):
-            await _follow_vectors(client, arguments["project"], int(answer["units_indexed"]), bar)
+            await _follow_vectors(client, name, int(answer["units_indexed"]), bar)
             answer["vectors_pending"] = 0
             answer.pop("note", None)
     bar.close()
