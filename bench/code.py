@@ -33,7 +33,8 @@ EXTRA = ("mypy", "setuptools", "hypothesis", "sympy")  # indexed only to reach -
 TARGETS = {
     "overhead_pct": 15.0,
     "unchanged_s": 2.0,
-    "search_p95_ms": 50.0,
+    "search_p95_ms": 30.0,
+    "similar_p95_ms": 50.0,
     "searchable_s": 20.0,
     "fast_units_per_s": 1000.0,
     # Issue 14: a worker without torch.
@@ -326,7 +327,7 @@ def _report(run: dict[str, Any]) -> dict[str, Any]:
                 f"{tool} ({run['units']} units)",
                 f"p50 {summary['p50_ms']:.1f} ms",
                 f"p95 {summary['p95_ms']:.1f} ms",
-                f"p95 ≤ {TARGETS['search_p95_ms']:.0f} ms",
+                f"p95 ≤ {TARGETS['search_p95_ms' if tool == 'search_code' else 'similar_p95_ms']:.0f} ms",
             ]
         )
     model_head = {runtime: latency_summary_ms(values) for runtime, values in run["per_head"].items()}

@@ -89,3 +89,20 @@ async def test_rows_without_an_index_get_one_on_first_search(metadata: MetadataS
     await metadata.transaction(lambda conn: conn.execute("DROP TABLE code_fts_1"))
     await metadata.execute("DELETE FROM code_fts_tables")
     assert (await ranking(metadata))[0] == APP[0].id
+
+
+async def test_every_project_without_an_index_gets_one_and_language_still_filters(
+    metadata: MetadataStore,
+) -> None:
+    await index(metadata, "app", APP)
+    other = unit("zoo", "z.py", "parse_ledger", "return ledger")
+    await index(metadata, "zoo", [other.model_copy(update={"language": "go"})])
+    await metadata.transaction(lambda conn: [conn.execute(f"DROP TABLE code_fts_{n}") for n in (1, 2)])
+    await metadata.execute("DELETE FROM code_fts_tables")
+    across = await ranking(metadata, project=None)
+    assert {APP[0].id, other.id} <= set(across)
+    assert len(await metadata.fetchall("SELECT * FROM code_fts_tables")) == 2
+    go_only = await lexical.search(metadata, "parse ledger entry", limit=10, language="go")
+    assert go_only == [other.id]
+    python_in_app = await lexical.search(metadata, "parse ledger", limit=2, project="app", language="python")
+    assert len(python_in_app) == 2 and python_in_app[0] == APP[0].id

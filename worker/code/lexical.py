@@ -195,16 +195,21 @@ def _delete_files(conn: sqlite3.Connection, project: str, paths: Sequence[str]) 
 def _search_index(
     conn: sqlite3.Connection, table: str, match: str, language: str | None, limit: int
 ) -> list[tuple[float, str]]:
-    sql = (
-        f"SELECT bm25({table}), l.point_id FROM {table} JOIN code_lexical AS l ON l.rowid = {table}.rowid"
-        f" WHERE {table} MATCH ?"
-    )
-    params: list[object] = [match]
-    if language is not None:
-        sql += " AND l.language = ?"
-        params.append(language)
-    sql += f" ORDER BY bm25({table}) LIMIT ?"
-    params.append(limit)
+    # Ranked inside the index first and joined to the rows after: joining before the ORDER BY
+    # looks up the row of every match, and a question's common words match most of a project.
+    if language is None:
+        sql = (
+            f"SELECT s, l.point_id FROM (SELECT rowid AS r, bm25({table}) AS s FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY s LIMIT ?) JOIN code_lexical AS l ON l.rowid = r ORDER BY s"
+        )
+        params: list[object] = [match, limit]
+    else:
+        sql = (
+            f"SELECT bm25({table}) AS s, l.point_id FROM {table}"
+            f" JOIN code_lexical AS l ON l.rowid = {table}.rowid"
+            f" WHERE {table} MATCH ? AND l.language = ? ORDER BY s LIMIT ?"
+        )
+        params = [match, language, limit]
     return [(float(score), str(point)) for score, point in conn.execute(sql, params).fetchall()]
 
 
@@ -248,9 +253,14 @@ async def _build_missing_indexes(metadata: MetadataStore, project: str | None) -
         sql = "SELECT DISTINCT project FROM code_lexical WHERE project = ?"
         params: tuple[object, ...] = (project,)
     else:
+        # Each distinct project found by a jump through the (project, name) index, not a scan of
+        # every row: this runs before every search across projects.
         sql = (
-            "SELECT DISTINCT project FROM code_lexical"
-            " WHERE project NOT IN (SELECT project FROM code_fts_tables)"
+            "WITH RECURSIVE p(name) AS (SELECT min(project) FROM code_lexical UNION ALL"
+            " SELECT (SELECT min(project) FROM code_lexical WHERE project > p.name) FROM p"
+            " WHERE p.name IS NOT NULL)"
+            " SELECT name FROM p WHERE name IS NOT NULL"
+            " AND name NOT IN (SELECT project FROM code_fts_tables)"
         )
         params = ()
     missing = [str(row[0]) for row in await metadata.fetchall(sql, params)]
