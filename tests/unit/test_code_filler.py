@@ -124,3 +124,26 @@ async def test_rows_left_by_a_stopped_process_are_filled_after_the_next_search(
         assert found.vectors_pending == UNITS
         await filler_of(second).wait_idle(timeout_s=30)
         assert len(await points(second)) == UNITS
+
+
+async def test_no_round_starts_while_an_index_run_writes(
+    ctx: JobContext, spy: object, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    filler = filler_of(ctx)
+    rounds: list[bool] = []
+    real = VectorFiller.fill_round
+
+    async def noted(self: VectorFiller) -> int:
+        rounds.append(self._free.is_set())
+        return await real(self)
+
+    monkeypatch.setattr(VectorFiller, "fill_round", noted)
+    with filler.paused():
+        assert await index_only(ctx, root) == UNITS  # its wake comes while paused
+        with pytest.raises(TimeoutError):
+            await filler.wait_idle(timeout_s=0.2)
+        assert rounds == []
+    await filler.wait_idle(timeout_s=30)
+    assert rounds and all(rounds)
+    assert len(await points(ctx)) == UNITS

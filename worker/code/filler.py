@@ -10,12 +10,17 @@ A batch is embedded without holding anything, then written under the project's l
 for the rows still waiting: a file re-indexed or a project deleted meanwhile has replaced or
 removed them, and its units must not come back. Everything it needs is in the metadata store,
 so a killed worker simply leaves rows waiting, and the next one to start fills them.
+
+While an index run of the same worker is parsing and writing, the filler waits between rounds
+(:meth:`VectorFiller.paused`): on two cores the model would take the CPU that makes a project
+searchable, and the vectors are only wanted once the keywords answer.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+from collections.abc import Iterator
 from itertools import groupby
 from typing import TYPE_CHECKING
 
@@ -43,6 +48,9 @@ class VectorFiller:
         self._wake = asyncio.Event()
         self._idle = asyncio.Event()
         self._task: asyncio.Task[None] | None = None
+        self._holds = 0
+        self._free = asyncio.Event()
+        self._free.set()
 
     def wake(self) -> None:
         """There may be rows waiting: fill them (starts the background task if needed)."""
@@ -50,6 +58,18 @@ class VectorFiller:
         self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="code-vector-filler")
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """No round starts inside this block (a round already started finishes)."""
+        self._holds += 1
+        self._free.clear()
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if self._holds == 0:
+                self._free.set()
 
     async def wait_idle(self, timeout_s: float) -> None:
         """Until no row waits (as of the last wake); raises TimeoutError after ``timeout_s``."""
@@ -65,6 +85,7 @@ class VectorFiller:
 
     async def _run(self) -> None:
         while True:
+            await self._free.wait()
             self._wake.clear()
             try:
                 filled = await self.fill_round()

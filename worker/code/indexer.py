@@ -15,12 +15,13 @@ job redoes those files: nothing is missing, nothing duplicated.
 
 A producer task reads, hashes and parses files in a thread, a batch at a time, into a bounded
 queue, while the consumer writes what was parsed before. The thread keeps the event loop free
-(heartbeats, progress, searches) meanwhile.
+(heartbeats, progress, searches) meanwhile; the vector filler waits until the run is done.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import time
 from dataclasses import dataclass, field
@@ -139,15 +140,9 @@ class CodeIndexer:
         await self._remove(sorted(set(known) - {str(rel) for rel in discovery.files}))
         await self._report(force=True)
 
-        queue: asyncio.Queue[list[FileWork] | None] = asyncio.Queue(maxsize=QUEUE_READS)
-        producer = asyncio.create_task(self._produce(discovery.files, known, queue), name="code-parse")
-        try:
-            await self._consume(queue)
-            await producer  # raises what the producer raised
-        finally:
-            # After a failure of the consumer: stop parsing, and collect the task so nothing leaks.
-            producer.cancel()
-            await asyncio.gather(producer, return_exceptions=True)
+        filler = self.services.vector_filler()
+        with filler.paused() if filler is not None else contextlib.nullcontext():
+            await self._parse_and_write(discovery.files, known)
         await self._report(force=True)
 
         stats = self.stats
@@ -174,6 +169,17 @@ class CodeIndexer:
             errors=stats.errors,
             duration_ms=duration_ms,
         )
+
+    async def _parse_and_write(self, files: list[PurePosixPath], known: dict[str, str]) -> None:
+        queue: asyncio.Queue[list[FileWork] | None] = asyncio.Queue(maxsize=QUEUE_READS)
+        producer = asyncio.create_task(self._produce(files, known, queue), name="code-parse")
+        try:
+            await self._consume(queue)
+            await producer  # raises what the producer raised
+        finally:
+            # After a failure of the consumer: stop parsing, and collect the task so nothing leaks.
+            producer.cancel()
+            await asyncio.gather(producer, return_exceptions=True)
 
     async def _produce(
         self, files: list[PurePosixPath], known: dict[str, str], queue: asyncio.Queue[list[FileWork] | None]
