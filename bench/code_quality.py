@@ -8,10 +8,11 @@ search job (hybrid = what search_code does; semantic = dense vectors alone; lexi
 and reports MRR@10, hit@1 and hit@10; search_code's latency over stdio is measured on the same
 questions.
 
-For find_similar_code, a snippet is compared by its first ``MAX_SNIPPET_EMBED_TOKENS`` tokens.
-What that costs is measured here: for units of the corpus pasted as snippets, how often the unit
-itself comes first, and how long the model takes, with the snippet cut at several lengths (the
-unit vectors come from the worker's embedding cache, so nothing is embedded twice).
+For find_similar_code: units of the corpus (8 lines or more) are pasted whole as snippets into
+the tool, over stdio, and how often the unit itself comes first is counted, with the tool's
+latency. The tool compares a snippet by its first ``MAX_SNIPPET_EMBED_TOKENS`` tokens; what that
+cut costs is measured apart: the same units cut at several lengths, embedded by the worker's model
+(ONNX Runtime) and compared with every unit's vector from the worker's embedding cache.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from mcp import Client
 
 from bench.code import _call, _copy, _index, corpus_units
 from bench.common import latency_summary_ms, print_table, progress
@@ -130,6 +132,25 @@ def _fusions(
     return out
 
 
+async def _similar(client: Client, corpus: Path, count: int) -> dict[str, Any]:
+    """find_similar_code with units pasted whole: how often the unit itself comes first, latency."""
+    units = await asyncio.to_thread(corpus_units, corpus, PROJECT)
+    firsts, seconds = 0, []
+    for file_path, qualified_name, body in _snippets(units, count):
+        started = time.perf_counter()
+        found = await _call(client, "find_similar_code", {"snippet": body, "project": PROJECT, "limit": 5})
+        seconds.append(time.perf_counter() - started)
+        hits = found["results"]
+        firsts += int(
+            bool(hits) and _is_answer(hits[0], [{"file": file_path, "qualified_name": qualified_name}])
+        )
+    return {
+        "snippets": len(seconds),
+        "self_at_1": firsts / max(1, len(seconds)),
+        **latency_summary_ms(seconds),
+    }
+
+
 def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
     """(file_path, qualified_name, body) of ``count`` random units of 8 lines or more."""
     long = [u for u in units if u.line_count >= 8]
@@ -139,15 +160,17 @@ def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
 
 async def _snippet_cuts(data_dir: Path, corpus: Path, count: int) -> dict[str, dict[str, float]]:
     """Self-retrieval@1 and model time per cut, against every unit's vector from the cache."""
+    from shared.paths import default_models_dir
     from worker.code.units import embedding_text
     from worker.embedding.cache import CachingEmbedder
-    from worker.embedding.sentence import SentenceTransformerEmbedder
+    from worker.embedding.onnx_embedder import OnnxEmbedder
     from worker.metadata.store import MetadataStore
 
     units = await asyncio.to_thread(corpus_units, corpus, PROJECT)
     keys = [(u.file_path, u.qualified_name) for u in units]
     texts = [embedding_text(u) for u in units]
-    model = await SentenceTransformerEmbedder.load()
+    # serving() leaves LMS_* out of the worker's environment: it used the default models folder.
+    model = await OnnxEmbedder.open("all-MiniLM-L6-v2", default_models_dir())
     store = await MetadataStore.open(data_dir / "metadata.sqlite3")
     try:
         matrix = await CachingEmbedder(model, store).embed(texts)
@@ -194,6 +217,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             await _call(client, "search_code", {"query": query, "project": PROJECT})
             latencies.append(time.perf_counter() - started)
         ranks, lists = await _modes(settings, labelled)
+        similar = await _similar(client, corpus, args.snippets) if args.snippets else {}
     cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets) if args.snippets else {}
     kinds = [item.get("kind", "question") for item in labelled]
     questions = [item for item in labelled if item.get("kind", "question") == "question"]
@@ -202,7 +226,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         for side, found in lists.items()
     }
     fusions = _fusions(questions, question_lists)
-    return _report(files, units, ranks, kinds, fusions, latencies, cuts)
+    return _report(files, units, ranks, kinds, fusions, latencies, cuts, similar)
 
 
 def _report(
@@ -213,6 +237,7 @@ def _report(
     fusions: dict[str, float],
     latencies: list[float],
     cuts: dict[str, dict[str, float]],
+    similar: dict[str, Any],
 ) -> dict[str, Any]:
     def of(kind: str, found: list[int | None]) -> list[int | None]:
         return [rank for rank, k in zip(found, kinds, strict=True) if k == kind]
@@ -244,7 +269,18 @@ def _report(
                 f"search_code over stdio ({units} units)",
                 f"p50 {search['p50_ms']:.1f} / p95 {search['p95_ms']:.1f} ms",
             ]
-        ],
+        ]
+        + (
+            [
+                [
+                    f"find_similar_code, {similar['snippets']} units pasted whole: the unit first",
+                    f"{similar['self_at_1']:.0%}"
+                    f" (p50 {similar['p50_ms']:.1f} / p95 {similar['p95_ms']:.1f} ms)",
+                ]
+            ]
+            if similar
+            else []
+        ),
     )
     print_table(
         ["snippet cut (chars)", "unit itself first", "model p50", "model p95"],
@@ -264,6 +300,7 @@ def _report(
         "other_fusions_mrr_at_10": fusions,
         "search_code": search,
         "snippet_cuts": cuts,
+        "find_similar_code": similar,
     }
 
 
