@@ -181,6 +181,33 @@ async def test_concurrent_calls_all_run_on_one_thread(store: MetadataStore) -> N
     assert len(threads) == 1 and threading.get_ident() not in threads
 
 
+async def test_reads_do_not_wait_behind_a_write_and_see_what_was_committed(store: MetadataStore) -> None:
+    await store.execute("INSERT INTO commit_watermarks (repo, last_commit) VALUES ('r', 'c1')")
+    writing, release = threading.Event(), threading.Event()
+
+    def long_write(conn: sqlite3.Connection) -> None:
+        conn.execute("UPDATE commit_watermarks SET last_commit = 'c2'")
+        writing.set()
+        assert release.wait(10)
+
+    write = asyncio.ensure_future(store.transaction(long_write))
+    assert await asyncio.to_thread(writing.wait, 10)
+    # The writer's thread is busy inside its transaction: the read answers all the same, from
+    # the last commit.
+    seen = await asyncio.wait_for(
+        store.read(lambda conn: conn.execute("SELECT last_commit FROM commit_watermarks").fetchone()[0]), 5
+    )
+    assert seen == "c1"
+    release.set()
+    await write
+    assert (
+        await store.read(lambda conn: conn.execute("SELECT last_commit FROM commit_watermarks").fetchone()[0])
+        == "c2"
+    )
+    with pytest.raises(StorageError, match=r"readonly|read-only|attempt to write"):
+        await store.read(lambda conn: conn.execute("DELETE FROM commit_watermarks"))
+
+
 async def test_two_stores_on_one_file_see_each_other(db_path: Path) -> None:
     # WAL: a second connection (another process, in real life) reads what the first committed.
     a = await MetadataStore.open(db_path)

@@ -185,6 +185,8 @@ async def test_search_ranks_by_cosine_similarity(shared: VectorStore) -> None:
     np.testing.assert_allclose([h.score for h in hits], expected[best], atol=1e-5)
     assert hits[0].payload == PAYLOADS[best[0]]
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    bare = await shared.search(COLLECTION, query, limit=5, with_payload=False)
+    assert [(h.id, h.payload) for h in bare] == [(h.id, {}) for h in hits]
 
 
 async def test_search_finds_a_stored_vector_first_with_score_one(shared: VectorStore) -> None:

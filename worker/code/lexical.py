@@ -288,16 +288,20 @@ async def definitions(
 
 async def payloads(metadata: MetadataStore, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none)."""
-    out: dict[str, dict[str, Any]] = {}
-    for start in range(0, len(point_ids), _PATHS_PER_DELETE):
-        chunk = list(point_ids[start : start + _PATHS_PER_DELETE])
-        rows = await metadata.fetchall(
-            f"SELECT point_id, payload FROM code_lexical WHERE point_id IN ({','.join('?' * len(chunk))})"
-            " AND payload IS NOT NULL",
-            chunk,
-        )
-        out |= {str(row[0]): json.loads(row[1]) for row in rows}
-    return out
+
+    def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        for start in range(0, len(point_ids), _PATHS_PER_DELETE):
+            chunk = list(point_ids[start : start + _PATHS_PER_DELETE])
+            rows = conn.execute(
+                f"SELECT point_id, payload FROM code_lexical WHERE point_id IN ({','.join('?' * len(chunk))})"
+                " AND payload IS NOT NULL",
+                chunk,
+            ).fetchall()
+            out |= {str(row[0]): json.loads(row[1]) for row in rows}
+        return out
+
+    return await metadata.read(run) if point_ids else {}
 
 
 async def pending(metadata: MetadataStore, limit: int) -> list[WaitingUnit]:

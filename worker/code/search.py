@@ -26,6 +26,7 @@ from worker.code import lexical
 from worker.code.rerank import read_query, rerank
 from worker.code.units import INDEXES, code_hit, query_text
 from worker.context import WorkerServices
+from worker.metadata.store import MetadataStore
 from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Record, VectorStore
 
 # Measured with search_code's reordering (worker.code.rerank) on both our labelled questions
@@ -65,19 +66,26 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             )
         )
     try:
-        dense: dict[str, tuple[float, dict[str, Any]]] = {}
+        dense: dict[str, float] = {}
         query_vector: np.ndarray | None = None
         if dense_side:
             query_vector, store = await _embed_query(services, request)
-            hits = await store.search(COLLECTION, query_vector, limit=candidates, filter=_filter(request))
-            dense = {hit.id: (hit.score, hit.payload) for hit in hits}
+            # Payloads come from the keyword rows below: decoding them from the store costs more
+            # than the nearest-neighbour scan itself.
+            hits = await store.search(
+                COLLECTION, query_vector, limit=candidates, filter=_filter(request), with_payload=False
+            )
+            dense = {hit.id: hit.score for hit in hits}
         words = await keywords if keywords is not None else []
     finally:
         if keywords is not None and not keywords.done():
             keywords.cancel()
     if request.mode == "semantic":
-        ranked = sorted(dense.items(), key=lambda item: item[1][0], reverse=True)[: request.limit]
-        return [code_hit(pid, payload, score, similarity=score) for pid, (score, payload) in ranked]
+        ranked = sorted(dense.items(), key=lambda item: item[1], reverse=True)[: request.limit]
+        payloads = await _payloads(metadata, store, [pid for pid, _ in ranked])
+        return [
+            code_hit(pid, payloads[pid], score, similarity=score) for pid, score in ranked if pid in payloads
+        ]
 
     fused = _fuse([(list(dense), 1.0), (words, LEXICAL_WEIGHT)])
     best = (LEXICAL_WEIGHT if request.mode == "lexical" else 1.0 + LEXICAL_WEIGHT) / (RRF_K + 1)
@@ -98,14 +106,9 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             language=request.language,
         )
         candidates_ids += [pid for pid in named if pid not in candidates_ids]
-    # Payloads of the candidates only the keywords found, from their rows (their points may not
-    # exist yet); vectors later, for the few answered.
-    missing = [pid for pid in candidates_ids if pid not in dense]
-    payloads = {pid: payload for pid, (_, payload) in dense.items()}
-    payloads |= await lexical.payloads(metadata, missing)
-    older = [pid for pid in missing if pid not in payloads]  # rows written before payloads were kept
-    if older and await store.collection_exists(COLLECTION):
-        payloads |= {record.id: record.payload for record in await _records(store, older, False)}
+    # The candidates' payloads, from their rows (a unit the keywords alone found may have no point
+    # yet); vectors later, for the few answered.
+    payloads = await _payloads(metadata, store, candidates_ids)
     # A lexical row whose point is gone (a crashed delete) is skipped.
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":
@@ -124,7 +127,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             pid,
             payloads[pid],
             min(1.0, score),
-            similarity=dense[pid][0] if pid in dense else _cosine(query_vector, vectors.get(pid)),
+            similarity=dense[pid] if pid in dense else _cosine(query_vector, vectors.get(pid)),
         )
         for pid, score in answered
     ]
@@ -158,6 +161,16 @@ def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
         for rank, pid in enumerate(ranking, start=1):
             fused[pid] = fused.get(pid, 0.0) + weight / (RRF_K + rank)
     return fused
+
+
+async def _payloads(metadata: MetadataStore, store: VectorStore, ids: list[str]) -> dict[str, dict[str, Any]]:
+    """The payloads of ``ids`` from their keyword rows; rows written before payloads were kept
+    there, from the points."""
+    payloads = await lexical.payloads(metadata, ids)
+    older = [pid for pid in ids if pid not in payloads]
+    if older and await store.collection_exists(COLLECTION):
+        payloads |= {record.id: record.payload for record in await _records(store, older, False)}
+    return payloads
 
 
 async def _records(store: VectorStore, ids: list[str], with_vectors: bool) -> list[Record]:

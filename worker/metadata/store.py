@@ -10,6 +10,11 @@ transaction, and anything that must be atomic (a batch insert, a migration, a ca
 :meth:`MetadataStore.transaction`) is wrapped in an explicit ``BEGIN IMMEDIATE``. WAL lets
 readers in other processes (a status command, a second worker on a Qdrant server) proceed
 while we write; ``busy_timeout`` makes a briefly locked database wait instead of failing.
+
+:meth:`MetadataStore.read` runs on a second connection with a thread of its own (opened on first
+use): the reads a search makes (keyword ranking, payloads) then neither wait behind an index
+run's writes nor hold up the embedding cache a query's model call uses. WAL gives that reader
+the last committed state; without WAL, reads share the writing connection.
 """
 
 from __future__ import annotations
@@ -52,12 +57,17 @@ def metadata_path(data_dir: Path) -> Path:
 class MetadataStore:
     """Open with ``await MetadataStore.open(path)``; ``await store.close()`` when done."""
 
-    def __init__(self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection) -> None:
+    def __init__(
+        self, path: Path, executor: ThreadPoolExecutor, conn: sqlite3.Connection, *, wal: bool = False
+    ) -> None:
         # Use open(): the connection must have been made on ``executor``'s thread.
         self.path = path
         self._executor = executor
         self._conn = conn
         self._closed = False
+        self._wal = wal  # a second connection reads beside the writer only in WAL mode
+        self._reader: tuple[ThreadPoolExecutor, sqlite3.Connection] | None = None
+        self._reader_lock = asyncio.Lock()
 
     @classmethod
     async def open(cls, path: Path | str) -> MetadataStore:
@@ -67,10 +77,11 @@ class MetadataStore:
         loop = asyncio.get_running_loop()
         try:
             conn = await loop.run_in_executor(executor, _connect_and_migrate, path)
+            mode = await loop.run_in_executor(executor, _journal_mode, conn)
         except BaseException:
             executor.shutdown(wait=False)
             raise
-        return cls(path, executor, conn)
+        return cls(path, executor, conn, wal=mode == "wal")
 
     async def close(self) -> None:
         """Close the connection; later calls raise StorageError. Closing twice is harmless."""
@@ -78,11 +89,20 @@ class MetadataStore:
             return
         self._closed = True
         loop = asyncio.get_running_loop()
+        async with self._reader_lock:
+            reader, self._reader = self._reader, None
         try:
-            # Queued behind every call already submitted, so none of them is cut short.
-            await loop.run_in_executor(self._executor, _close, self._conn)
+            if reader is not None:
+                try:
+                    await loop.run_in_executor(reader[0], reader[1].close)
+                finally:
+                    reader[0].shutdown(wait=False)
         finally:
-            self._executor.shutdown(wait=False)
+            try:
+                # Queued behind every call already submitted, so none of them is cut short.
+                await loop.run_in_executor(self._executor, _close, self._conn)
+            finally:
+                self._executor.shutdown(wait=False)
 
     # -- generic helpers -------------------------------------------------------------------
 
@@ -106,9 +126,34 @@ class MetadataStore:
         return row
 
     async def read(self, fn: Callable[[sqlite3.Connection], T]) -> T:
-        """Run ``fn(conn)`` on the database thread, outside a transaction: several reads that
-        belong together, without a round trip to the event loop between them."""
-        return await self._call(fn)
+        """Run ``fn(conn)`` on the reading connection's thread: several reads that belong
+        together, without a round trip to the event loop between them. ``fn`` must not write;
+        it sees what was committed before it started."""
+        if self._closed:
+            raise StorageError(f"The metadata store {self.path} is closed")
+        reader = self._reader or await self._open_reader()
+        if reader is None:
+            return await self._call(fn)
+        executor, conn = reader
+        loop = asyncio.get_running_loop()
+        try:
+            return await loop.run_in_executor(executor, fn, conn)
+        except sqlite3.Error as exc:
+            raise StorageError(f"Metadata store {self.path}: {exc}") from exc
+
+    async def _open_reader(self) -> tuple[ThreadPoolExecutor, sqlite3.Connection] | None:
+        async with self._reader_lock:
+            if self._reader is not None or self._closed or not self._wal:
+                return self._reader
+            executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="lms-sqlite-read")
+            loop = asyncio.get_running_loop()
+            try:
+                conn = await loop.run_in_executor(executor, _connect_reader, self.path)
+            except BaseException:
+                executor.shutdown(wait=False)
+                raise
+            self._reader = (executor, conn)
+            return self._reader
 
     async def transaction(self, fn: Callable[[sqlite3.Connection], T]) -> T:
         """Run ``fn(conn)`` on the database thread inside one transaction (rolled back if it raises).
@@ -184,6 +229,21 @@ def _connect_and_migrate(path: Path) -> sqlite3.Connection:
     except BaseException:
         conn.close()
         raise
+    return conn
+
+
+def _journal_mode(conn: sqlite3.Connection) -> str:
+    return str(conn.execute("PRAGMA journal_mode").fetchone()[0]).lower()
+
+
+def _connect_reader(path: Path) -> sqlite3.Connection:
+    try:
+        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+        conn.row_factory = sqlite3.Row
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        conn.execute("PRAGMA query_only = ON")
+    except sqlite3.Error as exc:
+        raise StorageError(f"Cannot open the metadata store {path} for reading: {exc}") from exc
     return conn
 
 

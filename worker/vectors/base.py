@@ -112,9 +112,16 @@ class VectorStore(Protocol):
         """Delete every point that matches ``filter`` (an empty filter matches, and deletes, all)."""
 
     async def search(
-        self, collection: str, vector: Vector, *, limit: int, filter: Filter | None = None
+        self,
+        collection: str,
+        vector: Vector,
+        *,
+        limit: int,
+        filter: Filter | None = None,
+        with_payload: bool = True,
     ) -> list[ScoredRecord]:
-        """Nearest points by cosine similarity, best first."""
+        """Nearest points by cosine similarity, best first; without ``with_payload``, their
+        payloads are left empty (callers that keep payloads elsewhere skip their decoding)."""
 
     async def scroll(
         self,

@@ -100,14 +100,22 @@ class _Collection:
         return _engine(f"{what} in collection '{self.name}'", fn, *args)
 
     def query(
-        self, what: str, limit: int, offset: int, q: Any, flt: Filter | None, with_vectors: bool = False
+        self,
+        what: str,
+        limit: int,
+        offset: int,
+        q: Any,
+        flt: Filter | None,
+        with_vectors: bool = False,
+        *,
+        with_payload: bool = True,
     ) -> list[qe.ScoredPoint]:
         request = qe.QueryRequest(
             limit=max(limit, 0),
             offset=max(offset, 0),
             query=q,
             filter=edge_filter(flt),
-            with_payload=True,
+            with_payload=with_payload,
             with_vector=with_vectors,
         )
         return self.call(what, self.shard.query, request)
@@ -196,11 +204,17 @@ class EdgeVectorStore:
         return [to_record(by_id[pid], with_vectors) for pid in wanted if pid in by_id]
 
     async def search(
-        self, collection: str, vector: Vector, *, limit: int, filter: Filter | None = None
+        self,
+        collection: str,
+        vector: Vector,
+        *,
+        limit: int,
+        filter: Filter | None = None,
+        with_payload: bool = True,
     ) -> list[ScoredRecord]:
         coll = await self._collection(collection)
         query = qe.Query.Nearest(cast(list[float], matrix([vector], coll.name, coll.dimension)[0].tolist()))
-        found = coll.query("search", limit, 0, query, filter)
+        found = coll.query("search", limit, 0, query, filter, with_payload=with_payload)
         return [
             ScoredRecord(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in found
         ]

@@ -146,12 +146,19 @@ class QdrantServerStore:
         return [_record(by_id[pid], with_vectors) for pid in wanted if pid in by_id]
 
     async def search(
-        self, collection: str, vector: Vector, *, limit: int, filter: Filter | None = None
+        self,
+        collection: str,
+        vector: Vector,
+        *,
+        limit: int,
+        filter: Filter | None = None,
+        with_payload: bool = True,
     ) -> list[ScoredRecord]:
         if limit <= 0:
             return []
         query = _vector(vector)
-        found = await self._query(f"search collection '{collection}'", collection, query, limit, 0, filter)
+        what = f"search collection '{collection}'"
+        found = await self._query(what, collection, query, limit, 0, filter, with_payload=with_payload)
         return [
             ScoredRecord(id=str(p.id), score=float(p.score), payload=dict(p.payload or {})) for p in found
         ]
@@ -199,6 +206,8 @@ class QdrantServerStore:
         offset: int,
         flt: Filter | None,
         with_vectors: bool = False,
+        *,
+        with_payload: bool = True,
     ) -> list[models.ScoredPoint]:
         response = await self._run(
             what,
@@ -208,7 +217,7 @@ class QdrantServerStore:
                 query_filter=_qdrant_filter(flt),
                 limit=limit,
                 offset=max(offset, 0),
-                with_payload=True,
+                with_payload=with_payload,
                 with_vectors=with_vectors,
             ),
         )
