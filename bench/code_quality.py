@@ -153,7 +153,7 @@ async def _similar(client: Client, corpus: Path, count: int) -> dict[str, Any]:
 
 def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
     """(file_path, qualified_name, body) of ``count`` random units of 8 lines or more."""
-    long = [u for u in units if u.line_count >= 8]
+    long = [u for u in units if u.line_count >= 8 and u.unit_type != "module"]
     chosen = random.Random(7).sample(long, min(count, len(long)))
     return [(u.file_path, u.qualified_name, u.body) for u in chosen]
 

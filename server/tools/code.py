@@ -104,8 +104,9 @@ def register(server: MCPServer[AppContext]) -> None:
     @server.tool(
         name="search_code",
         description=(
-            "Find functions, classes and methods by what they do or by the words in them (meaning and "
-            "keywords combined), best match first. score: 1.0 = top by both; similarity: cosine to the query."
+            "Find functions, classes, methods and a file's module-level code (unit_type module) by what "
+            "they do or by the words in them (meaning and keywords combined), best match first. "
+            "score: 1.0 = top by both; similarity: cosine to the query."
         ),
     )
     @guarded

@@ -33,7 +33,7 @@ Language = Literal[
     "scala",
 ]
 LANGUAGES: tuple[str, ...] = get_args(Language)
-UnitType = Literal["function", "class", "method"]
+UnitType = Literal["function", "class", "method", "module"]
 ErrorType = Literal["parse_error", "encoding_error", "io_error"]
 COLLECTION = "code_units"
 MAX_SNIPPET_CHARS = 5_000

@@ -190,3 +190,29 @@ def test_a_question_rarely_asks_for_a_constructor() -> None:
     assert (
         adjustment(read_query("how are adapters chosen"), unit("Gson", "gson/Gson.java", "class"))[1] == 1.0
     )
+
+
+def test_a_symbol_query_puts_the_class_before_its_constructor() -> None:
+    units = [
+        ("ctor", 1.0, unit("formatter", "include/fmt/base.h", "method", "formatter.formatter")),
+        ("struct", 0.9, unit("formatter", "include/fmt/base.h", "class")),
+    ]
+    assert order("formatter", units) == ["struct", "ctor"]
+
+
+def test_a_module_unit_sinks_none_of_its_files_units() -> None:
+    def span(name: str, unit_type: str, start: int, end: int) -> dict[str, object]:
+        return {**unit(name, "src/flask/globals.py", unit_type), "start_line": start, "end_line": end}
+
+    # The module unit spans the file's loose code around the function: it does not hold it.
+    units = [
+        ("module", 1.0, span("globals.py", "module", 1, 80)),
+        ("function", 0.9, span("_lookup_app_object", "function", 20, 30)),
+        ("elsewhere", 0.8, {**unit("push", "src/flask/ctx.py"), "start_line": 5, "end_line": 9}),
+    ]
+    # Read as an outer function, the module would sink the function to 0.9 * 0.7, below 0.8.
+    assert order("how is the current application object looked up", units) == [
+        "module",
+        "function",
+        "elsewhere",
+    ]

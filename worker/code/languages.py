@@ -46,6 +46,8 @@ class LangSpec:
     body_types: frozenset[str] = _EMPTY
     receiver_field: str | None = None  # Go: the method's receiver names its type
     python_docstrings: bool = False
+    # Statements naming other files (imports, a package line): left out of the module unit.
+    imports: frozenset[str] = _EMPTY
 
 
 _JS_FUNCTIONS = _s(
@@ -82,8 +84,10 @@ _JS = LangSpec(
     ),
     parent_names={"variable_declarator": "name", "field_definition": "property"},
     requires={"class": ("name", _EMPTY)},
+    imports=_s("import_statement"),
 )
 _TS_CLASSES = _s(
+    "type_alias_declaration",
     "class_declaration",
     "abstract_class_declaration",
     "interface_declaration",
@@ -110,6 +114,7 @@ _TS = LangSpec(
     ),
     parent_names={"variable_declarator": "name", "public_field_definition": "name"},
     requires={"class": ("name", _EMPTY)},
+    imports=_s("import_statement"),
 )
 
 _C_DECISIONS = _s(
@@ -136,6 +141,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         comments=_s("comment"),
         wrappers=_s("decorated_definition"),
         python_docstrings=True,
+        imports=_s("import_statement", "import_from_statement", "future_import_statement"),
     ),
     "javascript": _JS,
     "typescript": _TS,
@@ -152,11 +158,14 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         requires={"type_spec": ("type", _s("struct_type", "interface_type"))},
         body_types=_s("field_declaration_list"),
         receiver_field="receiver",
+        imports=_s("package_clause", "import_declaration"),
     ),
     "rust": LangSpec(
         module="tree_sitter_rust",
-        functions=_s("function_item", "function_signature_item"),
-        classes=_s("struct_item", "enum_item", "union_item", "trait_item", "impl_item", "mod_item"),
+        functions=_s("function_item", "function_signature_item", "macro_definition"),
+        classes=_s(
+            "struct_item", "enum_item", "union_item", "trait_item", "impl_item", "mod_item", "type_item"
+        ),
         decisions=_s("if_expression", "for_expression", "while_expression", "loop_expression"),
         cases=_s("match_arm"),
         logical=_s("binary_expression"),
@@ -164,6 +173,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         between=_s("attribute_item"),
         name_fields={"impl_item": ("type",)},
         requires={"mod_item": ("body", _EMPTY)},
+        imports=_s("use_declaration", "extern_crate_declaration"),
     ),
     "java": LangSpec(
         module="tree_sitter_java",
@@ -187,10 +197,11 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         cases=_s("switch_label"),
         logical=_s("binary_expression"),
         comments=_s("line_comment", "block_comment"),
+        imports=_s("package_declaration", "import_declaration"),
     ),
     "c": LangSpec(
         module="tree_sitter_c",
-        functions=_s("function_definition"),
+        functions=_s("function_definition", "preproc_function_def"),
         classes=_s("struct_specifier", "union_specifier", "enum_specifier"),
         decisions=_C_DECISIONS,
         cases=_s("case_statement"),
@@ -200,10 +211,11 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         name_fields={"function_definition": ("declarator",)},
         parent_names={"type_definition": "declarator"},
         requires={n: ("body", _EMPTY) for n in ("struct_specifier", "union_specifier", "enum_specifier")},
+        imports=_s("preproc_include"),
     ),
     "cpp": LangSpec(
         module="tree_sitter_cpp",
-        functions=_s("function_definition"),
+        functions=_s("function_definition", "preproc_function_def"),
         classes=_s("class_specifier", "struct_specifier", "union_specifier", "enum_specifier"),
         decisions=_C_DECISIONS | _s("for_range_loop", "catch_clause"),
         cases=_s("case_statement"),
@@ -216,6 +228,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
             n: ("body", _EMPTY)
             for n in ("class_specifier", "struct_specifier", "union_specifier", "enum_specifier")
         },
+        imports=_s("preproc_include"),
     ),
     "csharp": LangSpec(
         module="tree_sitter_c_sharp",
@@ -246,6 +259,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         cases=_s("switch_section"),
         logical=_s("binary_expression"),
         comments=_s("comment"),
+        imports=_s("using_directive", "file_scoped_namespace_declaration"),
     ),
     "ruby": LangSpec(
         module="tree_sitter_ruby",
@@ -290,6 +304,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         cases=_s("case_statement"),
         logical=_s("binary_expression"),
         comments=_s("comment"),
+        imports=_s("namespace_use_declaration", "namespace_definition"),
     ),
     "kotlin": LangSpec(
         module="tree_sitter_kotlin",
@@ -303,6 +318,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         comments=_s("line_comment", "block_comment"),
         default_names={"companion_object": "Companion", "secondary_constructor": "constructor"},
         body_types=_s("function_body", "class_body", "enum_class_body"),
+        imports=_s("package_header", "import"),
     ),
     "swift": LangSpec(
         module="tree_sitter_swift",
@@ -312,7 +328,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
             "init_declaration",
             "deinit_declaration",
         ),
-        classes=_s("class_declaration", "protocol_declaration"),
+        classes=_s("class_declaration", "protocol_declaration", "typealias_declaration"),
         decisions=_s(
             "if_statement",
             "guard_statement",
@@ -328,11 +344,14 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         cases=_s("switch_entry"),
         comments=_s("comment", "multiline_comment"),
         default_names={"init_declaration": "init", "deinit_declaration": "deinit"},
+        imports=_s("import_declaration"),
     ),
     "scala": LangSpec(
         module="tree_sitter_scala",
         functions=_s("function_definition", "function_declaration"),
-        classes=_s("class_definition", "object_definition", "trait_definition", "enum_definition"),
+        classes=_s(
+            "class_definition", "object_definition", "trait_definition", "enum_definition", "type_definition"
+        ),
         decisions=_s(
             "if_expression",
             "for_expression",
@@ -343,6 +362,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         cases=_s("case_clause"),
         logical=_s("infix_expression"),
         comments=_s("comment", "block_comment"),
+        imports=_s("package_clause", "import_declaration"),
     ),
 }
 

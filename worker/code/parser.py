@@ -35,6 +35,7 @@ from worker.code.languages import (
     LOGICAL_OPERATORS,
     LangSpec,
 )
+from worker.code.module_unit import module_unit
 from worker.code.parse_docs import leading_comment, python_docstring
 
 log = get_logger(__name__)
@@ -149,6 +150,11 @@ def _parse(source: bytes, language: Language, project: str, file_path: str) -> P
     tree = _parser(language).parse(data)
     walker = _Walker(data, LANGUAGE_SPECS[language], _grammar(language).roles, project, file_path, language)
     units = walker.walk(tree.root_node)
+    module = module_unit(
+        tree.root_node, data, [(start, end) for start, end, _ in walker.closed], walker.spec, walker.common
+    )
+    if module is not None:
+        units.insert(sum(1 for unit in units if unit.start_line < module.start_line), module)
     if not units and tree.root_node.has_error and _mostly_unreadable(tree.root_node, len(data)):
         message = "syntax errors: no function or class could be recovered"
         return ParseResult(error=FileError(file_path=file_path, error_type="parse_error", message=message))

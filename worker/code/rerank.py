@@ -72,7 +72,8 @@ class Weights:
     embedded_definition: float = 0.5
     embedded_file: float = 0.25
     # A question rarely asks for a constructor: it stores what the class is made of, so it
-    # shares the words of everything the class does.
+    # shares the words of everything the class does. A symbol query names the class, not the
+    # constructor that shares its name (fmt's ``formatter``).
     constructor_factor: float = 0.9
 
 
@@ -193,7 +194,7 @@ def adjustment(
             add += weights.embedded_definition
         elif _stem(file_path) in query.names:
             add += weights.embedded_file
-    if query.symbol is None and _is_constructor(payload):
+    if _is_constructor(payload):
         factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
         factor *= weights.non_code_factor
@@ -260,7 +261,9 @@ def _members_first(
     where a file first appears stays put."""
     by_file: dict[str, list[str]] = {}
     for pid, payload in payloads.items():
-        by_file.setdefault(str(payload.get("file_path", "")), []).append(pid)
+        # A module unit spans its file's loose code, around the units: it holds none of them.
+        if payload.get("unit_type") != "module":
+            by_file.setdefault(str(payload.get("file_path", "")), []).append(pid)
     out = dict(relevance)
     for pids in by_file.values():
         if len(pids) < 2:

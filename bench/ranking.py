@@ -1,0 +1,228 @@
+"""Ranking work in seconds: both quality sets re-scored in-process over indexes kept by earlier runs.
+
+A ranking change is kept only when it helps both the public benchmark and our own labelled
+questions, and each full benchmark run re-indexes. This one indexes nothing: it opens the data
+folders kept by ``bench semble --workdir S`` and ``bench code_quality --workdir Q`` (their workers
+stopped), runs the search job's own code (``worker.code.search.search_units``) in this process on
+every query, and prints both figures: semble's NDCG@10 per category and our MRR@10. ``--baseline``
+takes an earlier run's JSON and lists the queries that moved. A change to what is indexed (unit
+texts, keyword rows) needs the full benchmarks again.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+from bench.code_quality import PROJECT as QUALITY_PROJECT
+from bench.code_quality import _labelled, _quality, _rank
+from bench.common import BenchError, print_table, progress
+from bench.semble import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    _hits,
+    _load_data,
+    _mean,
+    _queries,
+    _select,
+    ndcg_at_10,
+    target_rank,
+)
+from shared.contracts.code import SearchCodeRequest, SearchMode
+from shared.settings import Settings
+
+K = 10
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--semble-work", type=Path, default=None, help="the --workdir of a bench semble run")
+    parser.add_argument(
+        "--quality-work", type=Path, default=None, help="the --workdir of a bench code_quality run"
+    )
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="semble's benchmark data")
+    parser.add_argument(
+        "--repos", default=None, help="comma-separated semble repositories (default: all kept)"
+    )
+    parser.add_argument("--mode", choices=("hybrid", "fused", "lexical", "semantic"), default="hybrid")
+    parser.add_argument(
+        "--fast-tier", action="store_true", help="as search_code answers before any vector (no dense side)"
+    )
+    parser.add_argument("--baseline", type=Path, default=None, help="an earlier ranking.json to compare with")
+    parser.add_argument(
+        "--reindex",
+        type=Path,
+        default=None,
+        metavar="REPOS_DIR",
+        help="first index each project again from scratch (semble's checkouts in REPOS_DIR, the quality "
+        "corpus in its workdir), for a change to what is indexed; vectors of unchanged texts come "
+        "from the embedding cache",
+    )
+
+
+async def _search_all(
+    data_dir: Path, project: str, queries: list[str], args: argparse.Namespace, root: Path | None = None
+) -> list[Any]:
+    """The search job's answers to ``queries``, after indexing ``root`` again when given."""
+    from shared.log import configure_logging
+    from worker.code.search import search_units
+    from worker.context import WorkerServices
+
+    configure_logging("WARNING")
+    settings = Settings(
+        data_dir=data_dir, code_vectors=not args.fast_tier, queue="inline", log_level="WARNING"
+    )
+    services = WorkerServices(settings)
+    mode: SearchMode = args.mode
+    try:
+        if root is not None:
+            await _reindex(services, root, project)
+        return [
+            [
+                hit.model_dump()
+                for hit in await search_units(
+                    services, SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
+                )
+            ]
+            for query in queries
+        ]
+    finally:
+        await services.close()
+
+
+async def _reindex(services: Any, root: Path, project: str) -> None:
+    from shared.contracts.code import DeleteProjectRequest, IndexCodebaseRequest
+    from worker.context import JobContext
+    from worker.jobs.code import delete_project_index, index_codebase
+
+    ctx = JobContext(services, job_id="bench-ranking", job_try=1)
+    await delete_project_index(ctx, DeleteProjectRequest(project=project))
+    await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project=project))
+    filler = services.vector_filler()
+    if filler is not None:
+        await filler.wait_idle(timeout_s=3600)
+
+
+async def _semble(args: argparse.Namespace) -> dict[str, Any]:
+    repos, _ = _load_data(args.data)
+    kept = [
+        spec for spec in _select(repos, args.repos) if (args.semble_work / spec["name"] / "data").is_dir()
+    ]
+    if not kept:
+        raise BenchError(f"no kept index under {args.semble_work}: run bench semble --workdir there first")
+    out: dict[str, Any] = {}
+    for spec in kept:
+        name = spec["name"]
+        queries = _queries(args.data, name)
+        root = None
+        if args.reindex is not None:
+            checkout = args.reindex / name
+            root = checkout / spec["benchmark_root"] if spec.get("benchmark_root") else checkout
+        found = await _search_all(
+            args.semble_work / name / "data", name, [q.text for q in queries], args, root
+        )
+        per_query = []
+        for query, hits_found in zip(queries, found, strict=True):
+            hits = _hits(hits_found, spec.get("benchmark_root"))
+            per_query.append(
+                {
+                    "query": query.text,
+                    "category": query.category,
+                    "ndcg10": ndcg_at_10(hits, query.targets),
+                    "target_ranks": [target_rank(hits, t) for t in query.targets],
+                    "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
+                }
+            )
+        out[name] = {
+            "ndcg10": _mean(q["ndcg10"] for q in per_query),
+            "by_category": {
+                c: _mean(q["ndcg10"] for q in per_query if q["category"] == c)
+                for c in CATEGORIES
+                if any(q["category"] == c for q in per_query)
+            },
+            "queries": per_query,
+        }
+        progress(f"ranking: {name}: NDCG@10 {out[name]['ndcg10']:.3f}")
+    return out
+
+
+async def _ours(args: argparse.Namespace) -> dict[str, Any]:
+    labelled = _labelled()
+    data_dir = args.quality_work / "data"
+    if not data_dir.is_dir():
+        raise BenchError(f"no kept index at {data_dir}: run bench code_quality --workdir there first")
+    root = args.quality_work / "corpus" if args.reindex is not None else None
+    found = await _search_all(data_dir, QUALITY_PROJECT, [item["query"] for item in labelled], args, root)
+    per_query = [
+        {
+            "query": item["query"],
+            "kind": item.get("kind", "question"),
+            "rank": _rank(hits, item["answers"]),
+            "top": [f"{h['file_path']}:{h['qualified_name']}" for h in hits],
+        }
+        for item, hits in zip(labelled, found, strict=True)
+    ]
+    return {
+        kind: {
+            **_quality([q["rank"] for q in per_query if q["kind"] == kind]),
+            "queries": [q for q in per_query if q["kind"] == kind],
+        }
+        for kind in ("question", "symbol")
+    }
+
+
+def _summary(semble: dict[str, Any]) -> dict[str, float]:
+    out = {"all": _mean(r["ndcg10"] for r in semble.values())}
+    for c in CATEGORIES:
+        out[c] = _mean(r["by_category"][c] for r in semble.values() if c in r["by_category"])
+    return out
+
+
+def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
+    """Queries whose figure changed against the baseline, worst loss first."""
+    rows: list[tuple[float, list[str]]] = []
+    for name, repo in now.get("semble", {}).items():
+        old = {q["query"]: q for q in before.get("semble", {}).get(name, {}).get("queries", [])}
+        for q in repo["queries"]:
+            if q["query"] in old and abs(q["ndcg10"] - old[q["query"]]["ndcg10"]) > 1e-9:
+                delta = q["ndcg10"] - old[q["query"]]["ndcg10"]
+                rows.append((delta, [name, q["category"], q["query"][:70], f"{delta:+.3f}"]))
+    for kind, result in now.get("ours", {}).items():
+        old = {q["query"]: q for q in before.get("ours", {}).get(kind, {}).get("queries", [])}
+        for q in result["queries"]:
+            if q["query"] in old and q["rank"] != old[q["query"]]["rank"]:
+                delta = (1 / q["rank"] if q["rank"] else 0.0) - (
+                    1 / old[q["query"]]["rank"] if old[q["query"]]["rank"] else 0.0
+                )
+                rows.append((delta, ["ours", kind, q["query"][:70], f"{delta:+.3f} (rr)"]))
+    return [row for _, row in sorted(rows, key=lambda item: item[0])]
+
+
+async def run(args: argparse.Namespace) -> dict[str, Any]:
+    if args.semble_work is None and args.quality_work is None:
+        raise BenchError("give --semble-work and/or --quality-work (kept indexes of earlier runs)")
+    result: dict[str, Any] = {"mode": args.mode, "fast_tier": args.fast_tier}
+    rows: list[list[str]] = []
+    if args.semble_work is not None:
+        result["semble"] = await _semble(args)
+        summary = result["semble_summary"] = _summary(result["semble"])
+        rows.append(["semble NDCG@10", *(f"{summary[c]:.3f}" for c in ("all", *CATEGORIES))])
+    if args.quality_work is not None:
+        result["ours"] = await _ours(args)
+        rows.append(
+            [
+                "ours MRR@10",
+                f"{result['ours']['question']['mrr_at_10']:.3f}",
+                "",
+                "",
+                f"{result['ours']['symbol']['mrr_at_10']:.3f}",
+            ]
+        )
+    print_table(["set", "all / questions", *CATEGORIES], rows)
+    if args.baseline is not None:
+        before = json.loads(args.baseline.read_text())
+        before = before.get("results", before)
+        moved = _moved(result, before)
+        print_table(["set", "kind", "query", "change"], moved or [["", "", "nothing moved", ""]])
+    return result
