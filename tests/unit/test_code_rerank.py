@@ -216,3 +216,12 @@ def test_a_module_unit_sinks_none_of_its_files_units() -> None:
         "function",
         "elsewhere",
     ]
+
+
+def test_a_module_re_exporting_an_undefined_name_stands_for_its_definition() -> None:
+    units = [
+        ("impl", 1.0, unit("RawForm", "extract/raw_form.rs", "class")),
+        ("reexport", 0.3, unit("mod.rs", "extract/mod.rs", "module")),
+    ]
+    found = rerank("FromRequest", units, defined=True, reexported=frozenset({"reexport"}))
+    assert [pid for pid, _ in found] == ["reexport", "impl"]

@@ -106,3 +106,47 @@ async def test_every_project_without_an_index_gets_one_and_language_still_filter
     assert go_only == [other.id]
     python_in_app = await lexical.search(metadata, "parse ledger", limit=2, project="app", language="python")
     assert len(python_in_app) == 2 and python_in_app[0] == APP[0].id
+
+
+def module(project: str, path: str, language: str, body: str) -> CodeUnit:
+    name = path.rsplit("/", 1)[-1]
+    return unit(project, path, name, body).model_copy(
+        update={"unit_type": "module", "qualified_name": name, "signature": path, "language": language}
+    )
+
+
+async def test_a_name_re_exported_by_a_module_is_found_there(metadata: MetadataStore) -> None:
+    await index(
+        metadata,
+        "web",
+        [
+            module(
+                "web",
+                "extract/mod.rs",
+                "rust",
+                "pub mod path;\npub use core::extract::{FromRequest, FromRef};",
+            ),
+            module(
+                "web", "lib.rs", "rust", "//! Implement FromRequest to extract your own types.\nmod body;"
+            ),
+            module("web", "index.ts", "typescript", "export { createRouter as router } from './router';"),
+            module("web", "pkg/__init__.py", "python", "__all__ = ['Session', 'get']"),
+            unit("web", "form.rs", "from_request", "impl FromRequest for Form { fn from_request() {} }"),
+        ],
+    )
+    assert await lexical.reexports(metadata, "FromRequest", limit=5, project="web") == [
+        await _id(metadata, "extract/mod.rs")
+    ]
+    assert await lexical.reexports(metadata, "router", limit=5) == [await _id(metadata, "index.ts")]
+    assert await lexical.reexports(metadata, "Session", limit=5, project="web", language="python") == [
+        await _id(metadata, "pkg/__init__.py")
+    ]
+    assert await lexical.reexports(metadata, "Session", limit=5, project="web", language="rust") == []
+    assert await lexical.reexports(metadata, "FromRef", limit=5, project="other") == []
+    assert await lexical.reexports(metadata, "__", limit=5, project="web") == []
+
+
+async def _id(metadata: MetadataStore, path: str) -> str:
+    row = await metadata.fetchone("SELECT point_id FROM code_lexical WHERE file_path = ?", (path,))
+    assert row is not None
+    return str(row[0])

@@ -286,6 +286,53 @@ async def definitions(
     return [str(row[0]) for row in await metadata.fetchall(sql, params)]
 
 
+def reexport_pattern(name: str) -> re.Pattern[str]:
+    """A statement making ``name`` part of a module's API without defining it there: Rust's
+    ``pub use``, JavaScript's ``export { X } from``, Python's ``__all__``, C++'s ``using a::X;``."""
+    word = re.escape(name)
+    return re.compile(
+        rf"\bpub(?:\([^)]*\))?\s+use\b[^;]*\b{word}\b"
+        rf"|\bexport\s+(?:type\s+)?\{{[^}}]*\b{word}\b"
+        rf"|\bexport\s+\*\s+as\s+{word}\b"
+        rf"|__all__\s*=\s*[\[(][^\])]*['\"]{word}['\"]"
+        rf"|\busing\s+[\w:]*::{word}\s*;"
+    )
+
+
+async def reexports(
+    metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
+) -> list[str]:
+    """Point ids of the module units that re-export ``name``: where a name defined in another
+    package (a trait of a sibling crate) is offered to this project's users."""
+    terms = query_terms(name)
+    if not terms:
+        return []
+    pattern = reexport_pattern(name)
+
+    def run(conn: sqlite3.Connection) -> list[str]:
+        if project is None:
+            names = [str(row[0]) for row in conn.execute("SELECT project FROM code_fts_tables")]
+        else:
+            names = [project]
+        found: list[str] = []
+        for each in names:
+            table = _index_of(conn, each, create=False)
+            if table is None:
+                continue
+            sql = (
+                f"SELECT l.point_id, l.text FROM {table} JOIN code_lexical AS l ON l.rowid = {table}.rowid"
+                f" WHERE {table} MATCH ? AND json_extract(l.payload, '$.unit_type') = 'module'"
+            )
+            params: list[object] = [match_expression(terms[:1])]
+            if language is not None:
+                sql += " AND l.language = ?"
+                params.append(language)
+            found += [str(pid) for pid, text in conn.execute(sql, params) if pattern.search(str(text))]
+        return found[:limit]
+
+    return await metadata.read(run)
+
+
 async def payloads(metadata: MetadataStore, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none)."""
 

@@ -207,13 +207,18 @@ def rerank(
     weights: Weights = DEFAULT,
     *,
     defined: bool = True,
+    reexported: frozenset[str] = frozenset(),
 ) -> list[tuple[str, float]]:
-    """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores."""
+    """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores.
+    ``reexported``: the module units re-exporting a symbol query's name, defined elsewhere, which
+    stand for its definition."""
     query = read_query(query_text)
     relevance: dict[str, float] = {}
     payloads: dict[str, dict[str, Any]] = {}
     for pid, score, payload in scored:
         add, factor = adjustment(query, payload, weights, defined=defined)
+        if pid in reexported:
+            add += weights.exact_definition
         relevance[pid] = (score + add) * factor
         payloads[pid] = payload
     if query.symbol is None:

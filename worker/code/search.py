@@ -95,6 +95,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     candidates_ids = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:depth]
     symbol = read_query(request.query).symbol if request.mode == "hybrid" else None
     named: list[str] = []
+    exported: list[str] = []
     if symbol is not None:
         # The units that define the name join the candidates even when the word is too common in
         # the project for either ranking to reach them (Headers in an HTTP client).
@@ -105,7 +106,13 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             project=request.project,
             language=request.language,
         )
-        candidates_ids += [pid for pid in named if pid not in candidates_ids]
+        if not named:
+            # Defined nowhere in the project, it may still be offered by it: a module re-exporting
+            # it (axum's extract/mod.rs: pub use axum_core::extract::FromRequest) answers.
+            exported = await lexical.reexports(
+                metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
+            )
+        candidates_ids += [pid for pid in [*named, *exported] if pid not in candidates_ids]
     # The candidates' payloads, from their rows (a unit the keywords alone found may have no point
     # yet); vectors later, for the few answered.
     payloads = await _payloads(metadata, store, candidates_ids)
@@ -115,7 +122,8 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
         scored = rerank(
             request.query,
             [(pid, score, payloads[pid]) for pid, score in scored],
-            defined=symbol is None or bool(named),
+            defined=symbol is None or bool(named or exported),
+            reexported=frozenset(exported),
         )
     answered = scored[: request.limit]
     unmeasured = [pid for pid, _ in answered if pid not in dense]
