@@ -130,3 +130,26 @@ def test_type_aliases_and_macros_are_units() -> None:
     ]
     scala = b"object Id {\n  type Id[A] = A\n}\n"
     assert ("class", "Id.Id") in [(u.unit_type, u.qualified_name) for u in units(scala, "scala", "Id.scala")]
+
+
+def test_c_prototypes_are_left_out_of_the_module_unit() -> None:
+    source = b"""#ifndef UV_SRC_IDNA_H_
+#define UV_SRC_IDNA_H_
+#include <stddef.h>
+#ifdef __cplusplus
+extern "C" {
+#endif
+/* Decode one UTF-8 character. */
+unsigned uv__utf8_decode1(const char** p, const char* pe);
+char* uv__strndup(const char* s, size_t n);
+#ifdef __cplusplus
+}
+#endif
+#endif
+"""
+    assert module(source, "c", "src/idna.h") is None
+    with_table = (
+        source + b'static const char* const uv__error_names[] = { "EOF", "EAGAIN", "ENOMEM", "EINVAL" };\n'
+    )
+    found = module(with_table, "c", "src/idna.h")
+    assert found is not None and "uv__error_names" in found.body and "uv__strndup" not in found.body

@@ -116,7 +116,7 @@ def test_language_tables_name_real_node_types(language: Language) -> None:
     names = {grammar.node_kind_for_id(i) for i in range(grammar.node_kind_count)}
     used = spec.functions | spec.classes | spec.decisions | spec.cases | spec.logical | spec.comments
     used |= spec.wrappers | spec.between | spec.body_types | set(spec.parent_names) | set(spec.requires)
-    used |= spec.imports
+    used |= spec.imports | spec.prototypes
     assert used - names == set()
 
 

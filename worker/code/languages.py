@@ -48,6 +48,9 @@ class LangSpec:
     python_docstrings: bool = False
     # Statements naming other files (imports, a package line): left out of the module unit.
     imports: frozenset[str] = _EMPTY
+    # Declarations that are prototypes when they declare a function (C's ``int f(void);``): left
+    # out of the module unit too, since they repeat a definition found in the source files.
+    prototypes: frozenset[str] = _EMPTY
 
 
 _JS_FUNCTIONS = _s(
@@ -212,6 +215,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
         parent_names={"type_definition": "declarator"},
         requires={n: ("body", _EMPTY) for n in ("struct_specifier", "union_specifier", "enum_specifier")},
         imports=_s("preproc_include"),
+        prototypes=_s("declaration"),
     ),
     "cpp": LangSpec(
         module="tree_sitter_cpp",
@@ -229,6 +233,7 @@ LANGUAGE_SPECS: dict[Language, LangSpec] = {
             for n in ("class_specifier", "struct_specifier", "union_specifier", "enum_specifier")
         },
         imports=_s("preproc_include"),
+        prototypes=_s("declaration"),
     ),
     "csharp": LangSpec(
         module="tree_sitter_c_sharp",

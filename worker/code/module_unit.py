@@ -7,8 +7,9 @@ this unit such a file is invisible to search however well it answers.
 
 What is kept: every syntax node that lies outside all units (descending into containers that
 hold units, such as a C++ namespace), except imports (they name other files, not this one's
-subject; a Rust ``pub use`` re-exports, so it stays), a unit's own leading comment (the unit
-has it) and licence headers. Named after the file (``signals.py``), so that no query for an
+subject; a Rust ``pub use`` re-exports, so it stays), C and C++ function prototypes (they repeat
+a definition, which is a unit of its own), a unit's own leading comment (the unit has it) and
+licence headers. Named after the file (``signals.py``), so that no query for an
 identifier mistakes it for that identifier's definition.
 """
 
@@ -29,6 +30,18 @@ MIN_CHARS = 60
 MAX_BODY_CHARS = 20_000
 _LICENCE = re.compile(r"copyright|licen[cs]e|SPDX-", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
+# What C and C++ wrap around a header's whole text (include guards, extern "C"): read through, so
+# that its imports and prototypes are left out as anywhere else.
+_CONTAINERS = frozenset(
+    {
+        "preproc_ifdef",
+        "preproc_if",
+        "preproc_else",
+        "preproc_elif",
+        "linkage_specification",
+        "declaration_list",
+    }
+)
 
 
 def module_unit(
@@ -84,10 +97,19 @@ def _collect(
         overlap = _overlap(child, spans, starts)
         if overlap == "inside":
             continue
-        if overlap == "some":
+        if node.type in _CONTAINERS and node.field_name_for_named_child(i) in ("name", "condition", "value"):
+            continue  # a guard's name, an #if's condition, extern "C"'s "C"
+        if overlap == "some" or child.type in _CONTAINERS:
             _collect(child, spans, starts, spec, kept)
         elif _keep(child, children[i + 1] if i + 1 < len(children) else None, spans, starts, spec):
             kept.append(child)
+
+
+def _declares_function(node: Node) -> bool:
+    declarator = node.child_by_field_name("declarator")
+    while declarator is not None and declarator.type in ("pointer_declarator", "reference_declarator"):
+        declarator = declarator.child_by_field_name("declarator")
+    return declarator is not None and declarator.type == "function_declarator"
 
 
 def _overlap(node: Node, spans: list[tuple[int, int]], starts: list[int]) -> str:
@@ -109,6 +131,12 @@ def _keep(
     text = node.text or b""
     if node.type in spec.imports:
         return text.lstrip().startswith(b"pub")  # Rust re-exports name this module's API
+    if node.type in spec.prototypes and _declares_function(node):
+        return False
+    if node.type == "preproc_call":
+        return False  # a stray #endif or #pragma once
+    if node.type == "preproc_def" and node.child_by_field_name("value") is None:
+        return False  # #define UV_SRC_IDNA_H_: an include guard or a bare flag
     if node.type in spec.comments:
         if _LICENCE.search(text.decode("utf-8", "replace")):
             return False

@@ -35,6 +35,7 @@ from worker.code.languages import (
     LOGICAL_OPERATORS,
     LangSpec,
 )
+from worker.code.macros import blank_macros
 from worker.code.module_unit import module_unit
 from worker.code.parse_docs import leading_comment, python_docstring
 
@@ -147,7 +148,9 @@ def _parse(source: bytes, language: Language, project: str, file_path: str) -> P
         return ParseResult()
     if language == "c" and file_path.lower().endswith(".h") and is_cpp(data):
         language = "cpp"
-    tree = _parser(language).parse(data)
+    tree = _parser(language).parse(
+        blank_macros(data, cpp=language == "cpp") if language in ("c", "cpp") else data
+    )
     walker = _Walker(data, LANGUAGE_SPECS[language], _grammar(language).roles, project, file_path, language)
     units = walker.walk(tree.root_node)
     module = module_unit(
