@@ -225,3 +225,18 @@ def test_a_module_re_exporting_an_undefined_name_stands_for_its_definition() -> 
     ]
     found = rerank("FromRequest", units, defined=True, reexported=frozenset({"reexport"}))
     assert [pid for pid, _ in found] == ["reexport", "impl"]
+
+
+def test_a_short_topical_question_leans_to_the_file_holding_most_code_on_it() -> None:
+    units = [
+        ("helper", 1.0, unit("use_middleware", "lib/sinatra/middleware/logger.rb")),
+        ("core", 0.97, unit("use", "lib/sinatra/base.rb")),
+    ]
+    sizes = {("", "lib/sinatra/middleware/logger.rb"): 3, ("", "lib/sinatra/base.rb"): 400}
+    for pid, _, payload in units:
+        payload["project"] = ""
+    assert [pid for pid, _ in rerank("request pipeline", units)] == ["helper", "core"]
+    assert [pid for pid, _ in rerank("request pipeline", units, file_sizes=sizes)] == ["core", "helper"]
+    # A long question asks for one function: the file's size barely counts.
+    long = "when a request arrives, which function hands it along the configured request pipeline stages"
+    assert [pid for pid, _ in rerank(long, units, file_sizes=sizes)] == ["helper", "core"]

@@ -106,15 +106,17 @@ async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path
 async def test_a_unit_is_found_by_its_keywords_before_its_vector_is_written(
     ctx: JobContext, spy: object, tmp_path: Path
 ) -> None:
-    done = await index_codebase(
-        ctx, IndexCodebaseRequest(directory=str(make_tree(tmp_path / "src", FILES)), project="proj")
-    )
-    assert done.units_indexed == UNITS and done.vectors_pending == UNITS
-    found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
-    assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is None
-    assert found.vectors_pending == UNITS
     filler = ctx.services.vector_filler()
     assert filler is not None
+    # Held until the keywords have answered: on a fast embedder the filler could finish first.
+    with filler.paused():
+        done = await index_codebase(
+            ctx, IndexCodebaseRequest(directory=str(make_tree(tmp_path / "src", FILES)), project="proj")
+        )
+        assert done.units_indexed == UNITS and done.vectors_pending == UNITS
+        found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+        assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is None
+        assert found.vectors_pending == UNITS
     await filler.wait_idle(timeout_s=30)
     found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
     assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is not None

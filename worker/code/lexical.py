@@ -385,6 +385,27 @@ async def mark_embedded(metadata: MetadataStore, rowids: Sequence[int]) -> None:
         await metadata.execute(f"UPDATE code_lexical SET embedded = 1 WHERE rowid IN ({marks})", list(rowids))
 
 
+async def file_sizes(metadata: MetadataStore, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Units per (project, file path), for the files given."""
+    wanted = sorted(set(files))
+
+    def run(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
+        out: dict[tuple[str, str], int] = {}
+        for project in sorted({project for project, _ in wanted}):
+            paths = [path for each, path in wanted if each == project]
+            for start in range(0, len(paths), _PATHS_PER_DELETE):
+                chunk = paths[start : start + _PATHS_PER_DELETE]
+                rows = conn.execute(
+                    "SELECT file_path, count(*) FROM code_lexical WHERE project = ?"
+                    f" AND file_path IN ({','.join('?' * len(chunk))}) GROUP BY file_path",
+                    [project, *chunk],
+                ).fetchall()
+                out |= {(project, str(row[0])): int(row[1]) for row in rows}
+        return out
+
+    return await metadata.read(run) if wanted else {}
+
+
 async def unit_counts(metadata: MetadataStore, project: str | None = None) -> dict[str, tuple[int, int]]:
     """Per project: (units, units still waiting for their vector)."""
     where, params = ("WHERE project = ?", (project,)) if project is not None else ("", ())

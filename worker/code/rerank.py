@@ -15,7 +15,9 @@ keeps its place among the others.
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -66,6 +68,11 @@ class Weights:
     # (specific_words / words)**2 for a question of more content words than that.
     file_repeat: float = 0.08
     specific_words: int = 4
+    # A short topical question (blueprint registration, logger handler stack) asks about a part
+    # of the project, whose home is usually the file holding most code on it: each unit gains
+    # this much times log(units in its file) / log(units in the largest candidate file), scaled
+    # down for long questions as file_repeat is.
+    central_file: float = 0.05
     # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args,
     # "how Monad composes"): a unit defining that name, at a third of what a bare symbol query
     # gives it, and a file named after it (Monad.scala) half that.
@@ -208,28 +215,41 @@ def rerank(
     *,
     defined: bool = True,
     reexported: frozenset[str] = frozenset(),
+    file_sizes: Mapping[tuple[str, str], int] | None = None,
 ) -> list[tuple[str, float]]:
     """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores.
     ``reexported``: the module units re-exporting a symbol query's name, defined elsewhere, which
-    stand for its definition."""
+    stand for its definition. ``file_sizes``: units per (project, file path) of the candidates."""
     query = read_query(query_text)
+    # Long questions ask for one function rather than a part of the project: file-level rules
+    # (central files, spreading over files) weigh less for them.
+    topical = min(1.0, weights.specific_words / len(query.words)) ** 2 if query.words else 1.0
+    central = _centrality(scored, file_sizes or {}) if query.symbol is None else {}
     relevance: dict[str, float] = {}
     payloads: dict[str, dict[str, Any]] = {}
     for pid, score, payload in scored:
         add, factor = adjustment(query, payload, weights, defined=defined)
         if pid in reexported:
             add += weights.exact_definition
+        add += weights.central_file * topical * central.get(pid, 0.0)
         relevance[pid] = (score + add) * factor
         payloads[pid] = payload
     if query.symbol is None:
         relevance = _members_first(relevance, payloads, weights)
     ranked = sorted(relevance.items(), key=lambda item: item[1], reverse=True)
-    repeat = weights.file_repeat
-    if query.words:
-        repeat *= min(1.0, weights.specific_words / len(query.words)) ** 2
+    repeat = weights.file_repeat * topical
     if not ranked or not repeat:
         return ranked
     return _spread(ranked, payloads, repeat * max(ranked[0][1], 0.0))
+
+
+def _centrality(
+    scored: list[tuple[str, float, dict[str, Any]]], file_sizes: Mapping[tuple[str, str], int]
+) -> dict[str, float]:
+    """Per candidate, log(units in its file) over log(units in the largest candidate file)."""
+    size = {pid: file_sizes.get((str(p.get("project")), str(p.get("file_path"))), 1) for pid, _, p in scored}
+    top = math.log1p(max(size.values(), default=1))
+    return {pid: math.log1p(n) / top for pid, n in size.items()} if top else {}
 
 
 def _spread(

@@ -119,9 +119,13 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     # A lexical row whose point is gone (a crashed delete) is skipped.
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":
+        sizes = await lexical.file_sizes(
+            metadata, ((str(p.get("project")), str(p.get("file_path"))) for p in payloads.values())
+        )
         scored = rerank(
             request.query,
             [(pid, score, payloads[pid]) for pid, score in scored],
+            file_sizes=sizes,
             defined=symbol is None or bool(named or exported),
             reexported=frozenset(exported),
         )
