@@ -233,7 +233,7 @@ def test_a_short_topical_question_leans_to_the_file_holding_most_code_on_it() ->
         ("core", 0.97, unit("use", "lib/sinatra/base.rb")),
     ]
     sizes = {("", "lib/sinatra/middleware/logger.rb"): 3, ("", "lib/sinatra/base.rb"): 400}
-    for pid, _, payload in units:
+    for _, _, payload in units:
         payload["project"] = ""
     assert [pid for pid, _ in rerank("request pipeline", units)] == ["helper", "core"]
     assert [pid for pid, _ in rerank("request pipeline", units, file_sizes=sizes)] == ["core", "helper"]
