@@ -159,6 +159,19 @@ async def test_first_index_then_unchanged_reindex_parses_and_embeds_nothing(
     assert len(await points(ctx)) == UNITS
 
 
+async def test_a_new_parser_version_parses_every_file_again(
+    ctx: JobContext, spy: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    root = make_tree(tmp_path / "src", FILES)
+    await index(ctx, root)
+    monkeypatch.setattr("worker.code.parser.PARSE_VERSION", b"a later parser\0")
+    spy.parsed.clear()
+    again = await index(ctx, root)
+    assert (again.files_indexed, again.files_unchanged, again.units_indexed) == (3, 0, UNITS)
+    assert len(spy.parsed) == 3
+    assert len(await points(ctx)) == UNITS  # replaced, not duplicated
+
+
 async def test_a_changed_file_alone_is_reindexed_and_its_old_units_go(
     ctx: JobContext, spy: Spy, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

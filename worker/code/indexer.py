@@ -1,8 +1,8 @@
 """Incremental, idempotent indexing of one directory into one project.
 
-A file's sha256 is compared with its ``indexed_files`` row: unchanged files are not parsed again;
-new or changed ones are parsed and their units replaced; rows whose file is gone from disk (or is
-now skipped) lose their units and their row.
+A file's sha256 (of the parser's version and its bytes) is compared with its ``indexed_files``
+row: unchanged files are not parsed again; new or changed ones are parsed and their units
+replaced; rows whose file is gone from disk (or is now skipped) lose their units and their row.
 
 Indexing makes a project searchable: each unit's keyword row is written with its point's payload
 and marked as waiting for its vector, which ``worker.code.filler`` computes afterwards, in the
@@ -81,7 +81,7 @@ def _read_and_parse_one(root: Path, rel: PurePosixPath, known_hash: str | None, 
         source = (root / rel).read_bytes()
     except OSError as exc:
         return FileWork(path, None, error=FileError(file_path=path, error_type="io_error", message=str(exc)))
-    digest = hashlib.sha256(source).hexdigest()
+    digest = hashlib.sha256(parser.PARSE_VERSION + source).hexdigest()
     if digest == known_hash:
         return FileWork(path, digest, unchanged=True)
     language = parser.language_for(rel)

@@ -42,6 +42,9 @@ from worker.code.parse_docs import leading_comment, python_docstring
 log = get_logger(__name__)
 
 MAX_SIGNATURE_CHARS = 300
+# Mixed into each file's content hash (worker.code.indexer): bump it when parsing yields other
+# units from the same bytes, so that files indexed before are parsed again on their next index.
+PARSE_VERSION = b"units-2\0"
 _BOM = b"\xef\xbb\xbf"
 _SPACE = re.compile(r"\s+")
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
