@@ -240,3 +240,21 @@ def test_a_short_topical_question_leans_to_the_file_holding_most_code_on_it() ->
     # A long question asks for one function: the file's size barely counts.
     long = "when a request arrives, which function hands it along the configured request pipeline stages"
     assert [pid for pid, _ in rerank(long, units, file_sizes=sizes)] == ["helper", "core"]
+
+
+def test_a_question_spelling_a_type_in_words_finds_it() -> None:
+    assert read_query("JSON object with named fields").phrases == ("jsonobject", "namedfields", "namedfield")
+    assert "typeadapterfactory" in read_query("how type adapter factories are registered").phrases
+    assert read_query("Session").phrases == ()  # a symbol query names its symbol already
+    units = [
+        ("naming", 1.0, unit("translateName", "gson/FieldNamingStrategy.java", "method")),
+        ("object", 0.95, unit("JsonObject", "gson/JsonObject.java", "class")),
+        ("member", 0.7, unit("add", "gson/JsonObject.java", "method", "JsonObject.add")),
+        ("module", 0.7, unit("JsonObject.java", "gson/JsonObject.java", "module")),
+    ]
+    found = dict(rerank("JSON object with named fields", units))
+    assert max(found, key=lambda pid: found[pid]) == "object"
+    plain = {pid: score for pid, score, _ in units}
+    assert found["member"] > plain["member"] - 0.1  # the file named so: the member gains too
+    weights = Weights(phrase_definition=0.0, phrase_file=0.0, path_word=0.0)
+    assert order("JSON object with named fields", units, weights)[0] == "naming"

@@ -150,3 +150,19 @@ async def _id(metadata: MetadataStore, path: str) -> str:
     row = await metadata.fetchone("SELECT point_id FROM code_lexical WHERE file_path = ?", (path,))
     assert row is not None
     return str(row[0])
+
+
+async def test_units_are_found_by_name_in_any_case_module_units_aside(metadata: MetadataStore) -> None:
+    await index(
+        metadata,
+        "gson",
+        [
+            unit("gson", "JsonObject.java", "JsonObject", "class JsonObject {}"),
+            module("gson", "jsonobject", "java", "static final int JSONOBJECT = 1;"),
+            unit("gson", "Other.java", "other", "int other() {}"),
+        ],
+    )
+    found = await lexical.named(metadata, ["jsonobject", "typeadapter"], limit=5, project="gson")
+    assert found == [await _id(metadata, "JsonObject.java")]
+    assert await lexical.named(metadata, [], limit=5) == []
+    assert await lexical.named(metadata, ["jsonobject"], limit=5, project="gson", language="go") == []

@@ -286,6 +286,34 @@ async def definitions(
     return [str(row[0]) for row in await metadata.fetchall(sql, params)]
 
 
+async def named(
+    metadata: MetadataStore,
+    names: Sequence[str],
+    *,
+    limit: int,
+    project: str | None = None,
+    language: str | None = None,
+) -> list[str]:
+    """Point ids of the units (not module units) called any of ``names``, in any case."""
+    if not names:
+        return []
+    marks = ",".join("?" * len(names))
+    sql = (
+        f"SELECT point_id FROM code_lexical WHERE name COLLATE NOCASE IN ({marks})"
+        " AND json_extract(payload, '$.unit_type') != 'module'"
+    )
+    params: list[object] = list(names)
+    if project is not None:
+        sql += " AND project = ?"
+        params.append(project)
+    if language is not None:
+        sql += " AND language = ?"
+        params.append(language)
+    sql += " LIMIT ?"
+    params.append(limit)
+    return [str(row[0]) for row in await metadata.fetchall(sql, params)]
+
+
 def reexport_pattern(name: str) -> re.Pattern[str]:
     """A statement making ``name`` part of a module's API without defining it there: Rust's
     ``pub use``, JavaScript's ``export { X } from``, Python's ``__all__``, C++'s ``using a::X;``."""

@@ -78,6 +78,11 @@ class Weights:
     # gives it, and a file named after it (Monad.scala) half that.
     embedded_definition: float = 0.5
     embedded_file: float = 0.25
+    # A question spelling a name as separate words (JSON object, type adapter factory): the
+    # unit of that name (JsonObject, TypeAdapterFactory) and the file named after it, when the
+    # project has one.
+    phrase_definition: float = 0.1
+    phrase_file: float = 0.05
     # A question rarely asks for a constructor: it stores what the class is made of, so it
     # shares the words of everything the class does. A symbol query names the class, not the
     # constructor that shares its name (fmt's ``formatter``).
@@ -95,6 +100,7 @@ class Query:
     words: frozenset[str]  # a question's content words, for matching paths
     asks_non_code: bool
     names: frozenset[str] = frozenset()  # names a question spells as code
+    phrases: tuple[str, ...] = ()  # runs of its words joined, lower-case: names it may spell in words
 
 
 def read_query(text: str) -> Query:
@@ -104,7 +110,35 @@ def read_query(text: str) -> Query:
         parts = [p for p in _SEPARATORS.split(stripped) if p]
         return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks)
     words = {w for w in _WORD.findall(split_identifier(text) + " " + text.lower()) if w not in STOPWORDS}
-    return Query(text, None, (), frozenset(w for w in words if len(w) > 2), asks, code_names(text))
+    return Query(
+        text, None, (), frozenset(w for w in words if len(w) > 2), asks, code_names(text), phrases(text)
+    )
+
+
+_PLAIN_WORD = re.compile(r"[A-Za-z][A-Za-z0-9]*")
+
+
+def phrases(text: str) -> tuple[str, ...]:
+    """Two or three adjacent content words joined, lower-case, the last one also without a plural
+    s ("JSON object" -> jsonobject; "type adapter factories" -> typeadapterfactory): how a question
+    spells a type's name in words. Stopwords break a run."""
+    runs: list[list[str]] = [[]]
+    for word in _PLAIN_WORD.findall(text):
+        if word.lower() in STOPWORDS:
+            runs.append([])
+        else:
+            runs[-1].append(word.lower())
+    found: dict[str, None] = {}
+    for run in runs:
+        for size in (2, 3):
+            for i in range(len(run) - size + 1):
+                joined = "".join(run[i : i + size])
+                found[joined] = None
+                if joined.endswith("ies"):
+                    found[joined[:-3] + "y"] = None
+                elif joined.endswith("s") and not joined.endswith("ss"):
+                    found[joined[:-1]] = None
+    return tuple(found)
 
 
 def _path_words(file_path: str) -> set[str]:
@@ -201,6 +235,11 @@ def adjustment(
             add += weights.embedded_definition
         elif _stem(file_path) in query.names:
             add += weights.embedded_file
+        elif query.phrases and payload.get("unit_type") != "module":
+            if name.lower() in query.phrases:
+                add += weights.phrase_definition
+            elif _folded(_stem(file_path)) in query.phrases:
+                add += weights.phrase_file
     if _is_constructor(payload):
         factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):

@@ -93,7 +93,8 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     # modes stay plain rankings, the baselines the benchmarks compare against.
     depth = CANDIDATES if request.mode == "hybrid" else request.limit
     candidates_ids = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:depth]
-    symbol = read_query(request.query).symbol if request.mode == "hybrid" else None
+    query = read_query(request.query)
+    symbol = query.symbol if request.mode == "hybrid" else None
     named: list[str] = []
     exported: list[str] = []
     if symbol is not None:
@@ -113,6 +114,16 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
                 metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
             )
         candidates_ids += [pid for pid in [*named, *exported] if pid not in candidates_ids]
+    elif request.mode == "hybrid" and query.phrases:
+        # A type a question spells in words (JSON object: JsonObject) joins the candidates too.
+        spelled = await lexical.named(
+            metadata,
+            query.phrases,
+            limit=NAMED_CANDIDATES,
+            project=request.project,
+            language=request.language,
+        )
+        candidates_ids += [pid for pid in spelled if pid not in candidates_ids]
     # The candidates' payloads, from their rows (a unit the keywords alone found may have no point
     # yet); vectors later, for the few answered.
     payloads = await _payloads(metadata, store, candidates_ids)
