@@ -35,11 +35,12 @@ from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
 from shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
 from shared.settings import Settings
-from worker.code.search import CANDIDATES
 
 CORPUS = ("httpx", "httpcore", "structlog", "git", "arq", "click")
 QUERIES = Path(__file__).parent / "data" / "code_queries.json"
 PROJECT = "quality"
+# The other fusions re-fuse the plain semantic and lexical lists, as deep as a request may ask.
+FUSION_DEPTH = 50
 MODES: tuple[SearchMode, ...] = ("hybrid", "fused", "semantic", "lexical")
 SNIPPET_CUTS = (250, 500, 1000, 4000)
 FUSION_KS = (5, 10, 30, 60)
@@ -99,7 +100,7 @@ async def _modes(
     try:
         for item in labelled:
             for mode in MODES:
-                limit = 10 if mode in ("hybrid", "fused") else CANDIDATES
+                limit = 10 if mode in ("hybrid", "fused") else FUSION_DEPTH
                 request = SearchCodeRequest(query=item["query"], project=PROJECT, limit=limit, mode=mode)
                 found = await run_job(client, SEARCH_CODE, request, timeout_s=60)
                 hits = [hit.model_dump() for hit in found.results]
