@@ -33,10 +33,15 @@ class Settings(BaseSettings):
     data_dir: Path = Field(default_factory=default_data_dir)
     journal_dir: Path = Path(".claude/journal")
     qdrant_url: str | None = None
+    # Sent to that server on every request (Qdrant's api-key header).
+    qdrant_api_key: SecretStr | None = None
     embedding_model: str = "all-MiniLM-L6-v2"
     # The model on ONNX Runtime (exported once into models_dir, checked against torch; torch if
     # that fails), or on torch.
     embedding_runtime: EmbeddingRuntime = "onnx"
+    # Vectors kept in the embedding cache (so re-indexing unchanged text costs no model time);
+    # ~1.6 KB each at 384 dimensions, the least recently used go first beyond this.
+    embedding_cache_max_entries: int = Field(default=200_000, ge=1_000, le=100_000_000)
     # Exported models, shared by every data folder (an export takes a subprocess with torch).
     models_dir: Path = Field(default_factory=default_models_dir)
     repo_path: Path = Field(default_factory=Path.cwd)

@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shared.errors import EmbeddingError
+from shared.errors import EmbeddingError, StorageError
 from shared.settings import load_settings
 from worker.embedding.base import Embeddings
 from worker.embedding.cache import CachingEmbedder, cache_key
@@ -209,3 +209,48 @@ async def test_factory_hashing_model(store: MetadataStore, tmp_path: Path) -> No
 async def test_factory_rejects_bad_hashing_dimension(store: MetadataStore, name: str) -> None:
     with pytest.raises(EmbeddingError, match="hashing:<dimension>"):
         await open_embedder(load_settings(embedding_model=name), store)
+
+
+async def used_keys(store: MetadataStore) -> set[bytes]:
+    return {bytes(row[0]) for row in await store.fetchall("SELECT key FROM embedding_cache")}
+
+
+async def test_the_cache_keeps_the_most_recently_used_within_its_bound(store: MetadataStore) -> None:
+    name = HashingEmbedder(32).model_name
+    old = await CachingEmbedder(Spy(), store, max_entries=1_000).embed([f"old {i}" for i in range(600)])
+    assert old.shape == (600, 32) and await cached_rows(store) == 600
+    # A fresh process reads the first 100 old texts back from SQLite: that marks them as used.
+    reader = CachingEmbedder(Spy(), store, max_entries=1_000)
+    spy = Spy()
+    await reader.embed([f"old {i}" for i in range(100)])
+    # 500 new texts, in batches as the indexer writes them, take the cache past its bound at
+    # 1,050 rows: it is cut to nine tenths of it (150 go, all among the old texts not read
+    # again), and the last batch brings it to 950.
+    writer = CachingEmbedder(spy, store, max_entries=1_000)
+    for start in range(0, 500, 50):
+        await writer.embed([f"new {i}" for i in range(start, start + 50)])
+    assert await cached_rows(store) <= 1_000
+    kept = await used_keys(store)
+    assert {cache_key(name, f"new {i}") for i in range(500)} <= kept
+    assert {cache_key(name, f"old {i}") for i in range(100)} <= kept
+    assert len(kept) == 950
+    assert len(spy.embedded) == 500
+
+
+async def test_an_unbounded_cache_marks_nothing(store: MetadataStore) -> None:
+    await CachingEmbedder(Spy(), store).embed(["a"])
+    before = await store.fetchone("SELECT used_at FROM embedding_cache")
+    await CachingEmbedder(Spy(), store).embed(["a"])
+    after = await store.fetchone("SELECT used_at FROM embedding_cache")
+    assert before is not None and after is not None and before[0] == after[0]
+
+
+async def test_a_store_that_cannot_mark_use_still_answers(store: MetadataStore) -> None:
+    await CachingEmbedder(Spy(), store).embed(["a"])
+
+    async def broken(keys: Sequence[bytes]) -> None:
+        raise StorageError("disk full")
+
+    store.touch_embeddings = broken  # type: ignore[method-assign]
+    out = await CachingEmbedder(Spy(), store, max_entries=1_000).embed(["a"])
+    np.testing.assert_array_equal(out, await expected(["a"]))

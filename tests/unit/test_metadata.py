@@ -258,3 +258,22 @@ def test_split_statements() -> None:
     with pytest.raises(ValueError, match="incomplete"):
         split_statements("CREATE TABLE t (x TEXT); INSERT INTO t VALUES ('unterminated")
     assert migrations_module.SCHEMA_VERSION == len(MIGRATIONS)
+
+
+async def test_a_cache_from_before_its_bound_counts_each_vector_used_when_written(
+    db_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", MIGRATIONS[:7])
+    older = await MetadataStore.open(db_path)
+    await older.execute(
+        "INSERT INTO embedding_cache (key, model, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
+        (b"k", "m", 1, b"\0\0\0\0", 42.0),
+    )
+    await older.close()
+    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", MIGRATIONS)
+    upgraded = await MetadataStore.open(db_path)
+    try:
+        row = await upgraded.fetchone("SELECT used_at FROM embedding_cache WHERE key = ?", (b"k",))
+        assert row is not None and row["used_at"] == 42.0
+    finally:
+        await upgraded.close()

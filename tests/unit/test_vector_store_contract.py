@@ -8,8 +8,11 @@ with numpy and plain Python next to each query.
 from __future__ import annotations
 
 import asyncio
+import http.server
+import json
 import os
 import sys
+import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -422,3 +425,40 @@ async def test_delete_by_filter_then_upsert_brings_points_back(filled: VectorSto
 async def test_delete_by_filter_on_a_missing_collection_is_a_storage_error(shared: VectorStore) -> None:
     with pytest.raises(StorageError):
         await shared.delete_by_filter("missing", Filter((MatchValue("category", "beta"),)))
+
+
+@pytest.mark.filterwarnings("ignore:Api key is used with an insecure connection")
+async def test_a_server_behind_an_api_key_gets_it_with_every_request(tmp_path: Path) -> None:
+    """A stand-in Qdrant server that records the headers it is sent."""
+    seen: list[str | None] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            seen.append(self.headers.get("api-key"))
+            result = {"exists": False} if self.path.endswith("/exists") else {"collections": []}
+            body = json.dumps({"result": result, "status": "ok", "time": 0}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}"
+        settings = Settings(data_dir=tmp_path, qdrant_url=url, qdrant_api_key="s3cret")
+        assert settings.to_env()["LMS_QDRANT_API_KEY"] == "s3cret"  # an autostarted worker gets it too
+        store = await open_vector_store(settings)
+        try:
+            assert not await store.collection_exists(COLLECTION)
+        finally:
+            await store.close()
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert seen and all(key == "s3cret" for key in seen)

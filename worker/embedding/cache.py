@@ -1,7 +1,9 @@
 """An embedder that never embeds the same text twice, even across worker restarts.
 
 Lookups go: in-process LRU, then SQLite (one query for the whole batch), then the model (one
-call for all the misses, each distinct text once). New vectors go back to both caches.
+call for all the misses, each distinct text once). New vectors go back to both caches. The
+SQLite cache is bounded: vectors read from it are marked used, and the least recently used go
+when it outgrows ``max_entries``.
 Concurrent calls share work too: a text already being embedded by another call is awaited,
 not embedded again.
 
@@ -34,10 +36,18 @@ def cache_key(model_name: str, text: str) -> bytes:
 
 
 class CachingEmbedder:
-    def __init__(self, inner: Embedder, store: MetadataStore, memory_items: int = 10_000) -> None:
+    def __init__(
+        self,
+        inner: Embedder,
+        store: MetadataStore,
+        memory_items: int = 10_000,
+        *,
+        max_entries: int | None = None,
+    ) -> None:
         self._inner = inner
         self._store = store
         self._memory_items = memory_items
+        self._max_entries = max_entries  # on disk; None: unbounded
         self._lru: OrderedDict[bytes, Vector] = OrderedDict()
         # Keys some call is resolving right now (SQLite or model); other calls await these.
         self._pending: dict[bytes, asyncio.Future[Vector]] = {}
@@ -99,6 +109,7 @@ class CachingEmbedder:
         self._pending.update(futures)
         try:
             vectors = await self._read_store(list(owned))
+            stored = list(vectors)
             misses = [key for key in owned if key not in vectors]
             fresh: dict[bytes, Vector] = {}
             if misses:
@@ -108,8 +119,9 @@ class CachingEmbedder:
                 self._lru_put(key, vector)
                 found[key] = vector
                 futures[key].set_result(vector)
-            # Waiters already have their vectors; the disk write happens after.
+            # Waiters already have their vectors; the disk writes happen after.
             await self._write_store(fresh)
+            await self._touch_store(stored)
         finally:
             for key, future in futures.items():
                 if self._pending.get(key) is future:
@@ -143,9 +155,17 @@ class CachingEmbedder:
         if not vectors:
             return
         try:
-            await self._store.put_embeddings(self.model_name, vectors)
+            await self._store.put_embeddings(self.model_name, vectors, max_entries=self._max_entries)
         except StorageError as exc:
             log.warning("embedding_cache_write_failed", error=str(exc), texts=len(vectors))
+
+    async def _touch_store(self, keys: list[bytes]) -> None:
+        if not keys or self._max_entries is None:
+            return
+        try:
+            await self._store.touch_embeddings(keys)
+        except StorageError as exc:
+            log.warning("embedding_cache_touch_failed", error=str(exc), texts=len(keys))
 
     def _lru_get(self, key: bytes) -> Vector | None:
         vector = self._lru.get(key)

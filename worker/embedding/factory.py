@@ -43,7 +43,7 @@ async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder
         inner = HashingEmbedder(_hashing_dimension(name))
     else:
         inner = await _transformer(name, settings)
-    return CachingEmbedder(inner, metadata)
+    return CachingEmbedder(inner, metadata, max_entries=settings.embedding_cache_max_entries)
 
 
 async def _transformer(name: str, settings: Settings) -> Embedder:

@@ -107,6 +107,13 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE code_lexical ADD COLUMN embedded INTEGER NOT NULL DEFAULT 1;
     CREATE INDEX code_lexical_waiting ON code_lexical (project) WHERE embedded = 0;
     """,
+    # 8: the embedding cache is bounded: each vector records when it was last written or read,
+    # and the least recently used go first when the cache outgrows its limit.
+    """
+    ALTER TABLE embedding_cache ADD COLUMN used_at REAL NOT NULL DEFAULT 0;
+    UPDATE embedding_cache SET used_at = created_at;
+    CREATE INDEX embedding_cache_used ON embedding_cache (used_at);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -68,6 +68,8 @@ class MetadataStore:
         self._wal = wal  # a second connection reads beside the writer only in WAL mode
         self._reader: tuple[ThreadPoolExecutor, sqlite3.Connection] | None = None
         self._reader_lock = asyncio.Lock()
+        # Rows in the embedding cache as far as this store knows (see put_embeddings).
+        self._cache_rows: int | None = None
 
     @classmethod
     async def open(cls, path: Path | str) -> MetadataStore:
@@ -176,20 +178,65 @@ class MetadataStore:
             return {}
         return await self._call(_get_embeddings, model, list(keys))
 
-    async def put_embeddings(self, model: str, vectors: Mapping[bytes, Vector]) -> None:
-        """Store vectors under their keys (one transaction); an existing key is overwritten."""
+    async def put_embeddings(
+        self, model: str, vectors: Mapping[bytes, Vector], *, max_entries: int | None = None
+    ) -> None:
+        """Store vectors under their keys (one transaction); an existing key is overwritten.
+        With ``max_entries``, the least recently used vectors beyond it are dropped, down to
+        nine tenths of it, so that pruning happens once in a while rather than on every write."""
         if not vectors:
             return
         now = time.time()
         rows = []
         for key, vector in vectors.items():
             flat = np.ascontiguousarray(vector, dtype=_VECTOR_DTYPE).reshape(-1)
-            rows.append((key, model, int(flat.shape[0]), flat.tobytes(), now))
-        await self.executemany(
-            "INSERT OR REPLACE INTO embedding_cache (key, model, dim, vector, created_at)"
-            " VALUES (?, ?, ?, ?, ?)",
-            rows,
-        )
+            rows.append((key, model, int(flat.shape[0]), flat.tobytes(), now, now))
+
+        def write(conn: sqlite3.Connection) -> None:
+            conn.executemany(
+                "INSERT OR REPLACE INTO embedding_cache (key, model, dim, vector, created_at, used_at)"
+                " VALUES (?, ?, ?, ?, ?, ?)",
+                rows,
+            )
+            if max_entries is not None:
+                self._bound_embeddings(conn, max_entries, len(rows))
+
+        await self._call(_in_transaction, write)
+
+    async def touch_embeddings(self, keys: Sequence[bytes]) -> None:
+        """Mark cached vectors as used now, so that pruning keeps them."""
+        if not keys:
+            return
+        now = time.time()
+
+        def touch(conn: sqlite3.Connection) -> None:
+            for start in range(0, len(keys), _KEYS_PER_QUERY):
+                chunk = list(keys[start : start + _KEYS_PER_QUERY])
+                marks = ",".join("?" * len(chunk))
+                conn.execute(f"UPDATE embedding_cache SET used_at = ? WHERE key IN ({marks})", [now, *chunk])
+
+        await self._call(_in_transaction, touch)
+
+    def _bound_embeddings(self, conn: sqlite3.Connection, max_entries: int, written: int) -> None:
+        # Counting the table on every write would cost a scan each time: the count is kept here,
+        # counting a replaced key as new (so it can only be over), and made exact when pruning.
+        if self._cache_rows is None:
+            self._cache_rows = int(conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0])
+        else:
+            self._cache_rows += written
+        if self._cache_rows <= max_entries:
+            return
+        total = int(conn.execute("SELECT count(*) FROM embedding_cache").fetchone()[0])
+        excess = total - max_entries * 9 // 10
+        if total > max_entries and excess > 0:
+            conn.execute(
+                "DELETE FROM embedding_cache WHERE rowid IN"
+                " (SELECT rowid FROM embedding_cache ORDER BY used_at LIMIT ?)",
+                (excess,),
+            )
+            total -= excess
+            log.info("embedding_cache_pruned", dropped=excess, kept=total)
+        self._cache_rows = total
 
     # -- plumbing --------------------------------------------------------------------------
 

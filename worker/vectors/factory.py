@@ -20,4 +20,7 @@ async def open_vector_store(settings: Settings) -> VectorStore:
         return await EdgeVectorStore.open(settings.data_dir / VECTORS_DIR)
     from worker.vectors.server import QdrantServerStore
 
-    return await QdrantServerStore.open(settings.qdrant_url)
+    key = settings.qdrant_api_key
+    return await QdrantServerStore.open(
+        settings.qdrant_url, api_key=key.get_secret_value() if key is not None else None
+    )
