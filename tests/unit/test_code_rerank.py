@@ -58,6 +58,14 @@ def test_tests_and_examples_only_when_asked_for() -> None:
     assert order("how are redirects followed", units) == ["code", "test"]
     assert order("which tests check redirects", units) == ["test", "code"]
     assert adjustment(read_query("x y"), unit("a", "pkg/foo_test.go")) == (0.0, Weights().non_code_factor)
+
+
+def test_a_question_about_documentation_keeps_the_doc_folder() -> None:
+    # cobra's doc/ folder holds the code generating man pages and markdown.
+    assert adjustment(read_query("x y"), unit("GenMan", "doc/man_docs.go"))[1] == Weights().non_code_factor
+    asked = read_query("documentation generation for man pages and markdown")
+    assert asked.asks_non_code
+    assert adjustment(asked, unit("GenMan", "doc/man_docs.go"))[1] == 1.0
     assert adjustment(read_query("x y"), unit("a", "web/app.spec.ts"))[1] < 1
     assert adjustment(read_query("x y"), unit("a", "src/latest.py")) == (0.0, 1.0)
 

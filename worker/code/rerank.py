@@ -8,9 +8,10 @@ of the same name when the name is capitalised, and a file named after it counts 
 that holds the answer (in proportion to the share of its words that do, so a short topic gains
 most), and its answer is a function rather than the class around it, whose text holds every
 method and so matches anything they do: the class's best member found takes its place. Tests,
-examples and vendored or generated code answer a query only when it asks for them. Each
-adjustment adds to the unit's fused relevance (0..1), so a strong match that no rule touches
-keeps its place among the others.
+examples, documentation and vendored or generated code answer a query only when it asks for them
+(a question about documentation generation asks for the doc/ folder). Each adjustment adds to
+the unit's fused relevance (0..1), so a strong match that no rule touches keeps its place among
+the others.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ _NON_CODE = re.compile(
     re.IGNORECASE,
 )
 _ASKS_NON_CODE = re.compile(
-    r"\b(tests?|testing|spec|examples?|samples?|demos?|mocks?|fixtures?|benchmarks?)\b"
+    r"\b(tests?|testing|spec|examples?|samples?|demos?|mocks?|fixtures?|benchmarks?|docs?|documentation)\b"
 )
 
 
