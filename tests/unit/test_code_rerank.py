@@ -266,3 +266,18 @@ def test_a_question_spelling_a_type_in_words_finds_it() -> None:
     assert found["member"] > plain["member"] - 0.1  # the file named so: the member gains too
     weights = Weights(phrase_definition=0.0, phrase_file=0.0, path_word=0.0)
     assert order("JSON object with named fields", units, weights)[0] == "naming"
+
+
+def test_the_projects_own_name_names_no_file() -> None:
+    def of(name: str, path: str) -> dict[str, Any]:
+        return {**unit(name, path), "project": "trpc"}
+
+    units = [
+        ("init", 0.50, of("initTRPC", "src/core/initTRPC.ts")),
+        ("router", 0.45, of("createRouter", "src/core/router.ts")),
+    ]
+    assert order("how a tRPC router is created", units) == ["router", "init"]
+    assert adjustment(read_query("tRPC setup"), of("x", "src/trpc.ts"))[0] == 0.0
+    # A question made of nothing else keeps its words.
+    flask = {**unit("x", "src/flask/app.py"), "project": "flask"}
+    assert adjustment(read_query("what is flask"), flask)[0] == Weights().path_word

@@ -16,6 +16,7 @@ the others.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -166,6 +167,16 @@ def _path_share(words: frozenset[str], file_path: str) -> float:
     return sum(1 for w in words if any(_names(w, part) for part in parts)) / len(words)
 
 
+@functools.lru_cache(maxsize=256)
+def _telling(words: frozenset[str], project: str) -> frozenset[str]:
+    """A question's words less the project's own name (tRPC in trpc, axum in axum), which names
+    no part of it: initTRPC.ts is not about "how a tRPC router is created". All of them when
+    that is all the question says."""
+    own = set(_WORD.findall(split_identifier(project) + " " + project.lower()))
+    kept = frozenset(w for w in words if not any(_names(w, name) for name in own))
+    return kept or words
+
+
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 _SPELLED_AS_CODE = re.compile(r"[a-z][A-Z]|_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
 # A capitalised word inside a sentence, after a lower-case word: a type's name (Monad, Logger).
@@ -231,7 +242,8 @@ def adjustment(
             add += weights.file_named_after if defined else weights.file_named_after_undefined
     else:
         if query.words and weights.path_word:
-            add += weights.path_word * _path_share(query.words, file_path)
+            words = _telling(query.words, str(payload.get("project", "")))
+            add += weights.path_word * _path_share(words, file_path)
         if name in query.names:
             add += weights.embedded_definition
         elif _stem(file_path) in query.names:
