@@ -264,8 +264,29 @@ def test_a_question_spelling_a_type_in_words_finds_it() -> None:
     assert max(found, key=lambda pid: found[pid]) == "object"
     plain = {pid: score for pid, score, _ in units}
     assert found["member"] > plain["member"] - 0.1  # the file named so: the member gains too
-    weights = Weights(phrase_definition=0.0, phrase_file=0.0, path_word=0.0)
+    weights = Weights(
+        phrase_definition=0.0, phrase_file=0.0, phrase_type=0.0, phrase_type_file=0.0, path_word=0.0
+    )
     assert order("JSON object with named fields", units, weights)[0] == "naming"
+
+
+def test_a_short_question_naming_a_class_in_words_is_about_it() -> None:
+    units = [
+        ("reader", 1.0, unit("nextJsonElement", "gson/bind/JsonTreeReader.java", "method")),
+        ("element", 0.3, unit("JsonElement", "gson/JsonElement.java", "class")),
+        ("method", 0.3, unit("jsonElement", "gson/bind/Walker.java", "method")),
+    ]
+    assert order("JSON element hierarchy and tree model", units)[:2] == ["element", "reader"]
+    # Only a class: a method of that name gets the plain phrase weight.
+    short = read_query("JSON element tree")
+    assert adjustment(short, units[2][2])[0] == Weights().phrase_definition
+    # A long question asks for one function: the class named in it barely moves.
+    long = "If redis is not reachable when creating the connection pool, how many times is it retried?"
+    pool = [
+        ("retry", 1.0, unit("retry_connect", "arq/connections.py")),
+        ("pool", 0.5, unit("ConnectionPool", "redis/connection.py", "class")),
+    ]
+    assert order(long, pool) == ["retry", "pool"]
 
 
 def test_the_projects_own_name_names_no_file() -> None:

@@ -89,6 +89,12 @@ class Weights:
     # shares the words of everything the class does. A symbol query names the class, not the
     # constructor that shares its name (fmt's ``formatter``).
     constructor_factor: float = 0.9
+    # A short question naming a class in words is about that class ("JSON element hierarchy and
+    # tree model": JsonElement): the class gains this much more, and the file named after it
+    # phrase_type_file, both times the square of the question's topical share (below), so a long
+    # question, which asks for one function, barely moves (connection pool: ConnectionPool).
+    phrase_type: float = 1.5
+    phrase_type_file: float = 0.3
 
 
 DEFAULT = Weights()
@@ -218,10 +224,16 @@ def _folded(name: str) -> str:
 
 
 def adjustment(
-    query: Query, payload: dict[str, Any], weights: Weights = DEFAULT, *, defined: bool = True
+    query: Query,
+    payload: dict[str, Any],
+    weights: Weights = DEFAULT,
+    *,
+    defined: bool = True,
+    topical: float = 1.0,
 ) -> tuple[float, float]:
     """(what to add to the unit's fused relevance, what to multiply it by); ``defined`` says
-    whether any unit of the project has the queried name."""
+    whether any unit of the project has the queried name, ``topical`` how much a question is
+    about a part of the project rather than one function (1 for a short one, less as it grows)."""
     add, factor = 0.0, 1.0
     file_path = str(payload.get("file_path", ""))
     name = str(payload.get("name", ""))
@@ -251,8 +263,10 @@ def adjustment(
         elif query.phrases and payload.get("unit_type") != "module":
             if name.lower() in query.phrases:
                 add += weights.phrase_definition
+                if payload.get("unit_type") == "class":
+                    add += weights.phrase_type * topical**2
             elif _folded(_stem(file_path)) in query.phrases:
-                add += weights.phrase_file
+                add += weights.phrase_file + weights.phrase_type_file * topical**2
     if _is_constructor(payload):
         factor *= weights.constructor_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
@@ -280,7 +294,7 @@ def rerank(
     relevance: dict[str, float] = {}
     payloads: dict[str, dict[str, Any]] = {}
     for pid, score, payload in scored:
-        add, factor = adjustment(query, payload, weights, defined=defined)
+        add, factor = adjustment(query, payload, weights, defined=defined, topical=topical)
         if pid in reexported:
             add += weights.exact_definition
         add += weights.central_file * topical * central.get(pid, 0.0)
