@@ -289,6 +289,19 @@ def test_a_short_question_naming_a_class_in_words_is_about_it() -> None:
     assert order(long, pool) == ["retry", "pool"]
 
 
+def test_a_name_many_candidates_define_tells_less() -> None:
+    query = "how Monad composes dependent computations with flatMap"
+    units = [
+        (f"flat{i}", 0.5, unit("flatMap", f"core/data/T{i}.scala", "method", f"T{i}.flatMap"))
+        for i in range(5)
+    ]
+    units.append(("monad", 0.3, unit("Monad", "core/Monad.scala", "class")))
+    assert order(query, units)[0] == "monad"
+    no_path = Weights(path_word=0.0)
+    one = adjustment(read_query(query), units[0][2], no_path, defining={"flatMap": 5})[0]
+    assert one == no_path.embedded_definition / 5
+
+
 def test_the_projects_own_name_names_no_file() -> None:
     def of(name: str, path: str) -> dict[str, Any]:
         return {**unit(name, path), "project": "trpc"}

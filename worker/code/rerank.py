@@ -19,6 +19,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -77,7 +78,8 @@ class Weights:
     central_file: float = 0.05
     # A question naming code (res.redirect, fmt::format, FromRequestParts, basic_format_args,
     # "how Monad composes"): a unit defining that name, at a third of what a bare symbol query
-    # gives it, and a file named after it (Monad.scala) half that.
+    # gives it, and a file named after it (Monad.scala) half that. A name several candidates
+    # define shares it out (cats defines flatMap in dozens of data types): it tells less.
     embedded_definition: float = 0.5
     embedded_file: float = 0.25
     # A question spelling a name as separate words (JSON object, type adapter factory): the
@@ -230,10 +232,12 @@ def adjustment(
     *,
     defined: bool = True,
     topical: float = 1.0,
+    defining: Mapping[str, int] | None = None,
 ) -> tuple[float, float]:
     """(what to add to the unit's fused relevance, what to multiply it by); ``defined`` says
     whether any unit of the project has the queried name, ``topical`` how much a question is
-    about a part of the project rather than one function (1 for a short one, less as it grows)."""
+    about a part of the project rather than one function (1 for a short one, less as it grows),
+    ``defining`` how many candidates define each name the question spells as code."""
     add, factor = 0.0, 1.0
     file_path = str(payload.get("file_path", ""))
     name = str(payload.get("name", ""))
@@ -257,7 +261,7 @@ def adjustment(
             words = _telling(query.words, str(payload.get("project", "")))
             add += weights.path_word * _path_share(words, file_path)
         if name in query.names:
-            add += weights.embedded_definition
+            add += weights.embedded_definition / max(1, (defining or {}).get(name, 1))
         elif _stem(file_path) in query.names:
             add += weights.embedded_file
         elif query.phrases and payload.get("unit_type") != "module":
@@ -293,8 +297,9 @@ def rerank(
     central = _centrality(scored, file_sizes or {}) if query.symbol is None else {}
     relevance: dict[str, float] = {}
     payloads: dict[str, dict[str, Any]] = {}
+    defining = Counter(str(p.get("name")) for _, _, p in scored if p.get("name") in query.names)
     for pid, score, payload in scored:
-        add, factor = adjustment(query, payload, weights, defined=defined, topical=topical)
+        add, factor = adjustment(query, payload, weights, defined=defined, topical=topical, defining=defining)
         if pid in reexported:
             add += weights.exact_definition
         add += weights.central_file * topical * central.get(pid, 0.0)
