@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from worker.code.rerank import Weights, adjustment, read_query, rerank
@@ -315,3 +316,18 @@ def test_the_projects_own_name_names_no_file() -> None:
     # A question made of nothing else keeps its words.
     flask = {**unit("x", "src/flask/app.py"), "project": "flask"}
     assert adjustment(read_query("what is flask"), flask)[0] == Weights().path_word
+
+
+def test_code_for_another_operating_system_comes_after_this_ones() -> None:
+    here, there = (
+        ("src/win/fs.c", "src/unix/fs.c") if sys.platform == "win32" else ("src/unix/fs.c", "src/win/fs.c")
+    )
+    units = [("there", 1.0, unit("uv_fs_open", there)), ("here", 0.9, unit("uv_fs_open", here))]
+    assert order("file system operations like open and stat", units) == ["here", "there"]
+    assert order("uv_fs_open", units) == ["here", "there"]
+    # Asked for by name, the platform's code keeps its place.
+    assert order("how are files opened on Windows and on Unix", units) == ["there", "here"]
+    if sys.platform != "win32":
+        factor = Weights().other_platform_factor
+        assert adjustment(read_query("how is a pipe read"), unit("read", "pipe_windows.go"))[1] == factor
+        assert adjustment(read_query("how is a pipe read"), unit("read", "src/unix/linux.c"))[1] == 1.0

@@ -9,9 +9,10 @@ that holds the answer (in proportion to the share of its words that do, so a sho
 most), and its answer is a function rather than the class around it, whose text holds every
 method and so matches anything they do: the class's best member found takes its place. Tests,
 examples, documentation and vendored or generated code answer a query only when it asks for them
-(a question about documentation generation asks for the doc/ folder). Each adjustment adds to
-the unit's fused relevance (0..1), so a strong match that no rule touches keeps its place among
-the others.
+(a question about documentation generation asks for the doc/ folder), and code for another
+operating system than this one (libuv's src/win on Linux) comes after this one's unless the query
+names one. Each adjustment adds to the unit's fused relevance (0..1), so a strong match that no
+rule touches keeps its place among the others.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import functools
 import math
 import re
+import sys
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -35,6 +37,19 @@ _NON_CODE = re.compile(
     r"third_party|generated|gen|mocks?|fixtures?)(/|$)|(^|/)(test_[^/]*|[^/]*_test\.\w+|[^/]*\.(test|spec)\.\w+|"
     r"[^/]*_spec\.\w+|conftest\.py)$",
     re.IGNORECASE,
+)
+_WIN = re.compile(r"(^|/)(win|win32|windows|mingw\w*)(/|$)|_(windows|win32)\.\w+$", re.IGNORECASE)
+# Code for one operating system. The one this server runs on is the one its user works on: code
+# for another (libuv's src/win beside src/unix, cobra's *_windows.go) is rarely the answer.
+_WINDOWS_CODE = re.compile(
+    r"(^|/)(win|win32|win64|windows|mingw\w*)(/|$)|(^|/|_)(windows|win32)\.\w+$", re.IGNORECASE
+)
+_POSIX_CODE = re.compile(
+    r"(^|/)(unix|posix|linux|darwin|macos|osx)(/|$)|(^|/|_)(unix|posix|linux|darwin)\.\w+$", re.IGNORECASE
+)
+_OTHER_PLATFORM = _POSIX_CODE if sys.platform == "win32" else _WINDOWS_CODE
+_ASKS_PLATFORM = re.compile(
+    r"\b(windows|win32|win64|mingw|msvc|unix|posix|linux|darwin|macos|osx|bsd|platforms?)\b", re.IGNORECASE
 )
 _ASKS_NON_CODE = re.compile(
     r"\b(tests?|testing|spec|examples?|samples?|demos?|mocks?|fixtures?|benchmarks?|docs?|documentation)\b"
@@ -56,6 +71,7 @@ class Weights:
     # question naming a topic gains most; a long one, whose answer is one function, little.
     path_word: float = 0.2
     non_code_factor: float = 0.6  # tests, examples, vendored code the query did not ask for
+    other_platform_factor: float = 0.8  # code for another operating system, unless asked for
     # A question's answer is a function rather than the class around it (a class's text holds
     # all its methods, so it matches everything they do): the best member found takes the
     # class's place and the class comes next, at this share of the member's relevance.
@@ -111,17 +127,26 @@ class Query:
     asks_non_code: bool
     names: frozenset[str] = frozenset()  # names a question spells as code
     phrases: tuple[str, ...] = ()  # runs of its words joined, lower-case: names it may spell in words
+    asks_platform: bool = False  # names an operating system
 
 
 def read_query(text: str) -> Query:
     stripped = text.strip().strip("`'\"")
     asks = bool(_ASKS_NON_CODE.search(text.lower()))
+    platform = bool(_ASKS_PLATFORM.search(split_identifier(text) + " " + text))
     if _QUALIFIED.match(stripped):
         parts = [p for p in _SEPARATORS.split(stripped) if p]
-        return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks)
+        return Query(text, parts[-1], tuple(parts[:-1]), frozenset(), asks, asks_platform=platform)
     words = {w for w in _WORD.findall(split_identifier(text) + " " + text.lower()) if w not in STOPWORDS}
     return Query(
-        text, None, (), frozenset(w for w in words if len(w) > 2), asks, code_names(text), phrases(text)
+        text,
+        None,
+        (),
+        frozenset(w for w in words if len(w) > 2),
+        asks,
+        code_names(text),
+        phrases(text),
+        platform,
     )
 
 
@@ -273,6 +298,17 @@ def adjustment(
                 add += weights.phrase_file + weights.phrase_type_file * topical**2
     if _is_constructor(payload):
         factor *= weights.constructor_factor
+    import os
+
+    if (
+        os.environ.get("WINF")
+        and _WIN.search(file_path)
+        and "windows" not in query.text.lower()
+        and "win32" not in query.text.lower()
+    ):
+        factor *= float(os.environ["WINF"])
+    if not query.asks_platform and _OTHER_PLATFORM.search(file_path):
+        factor *= weights.other_platform_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
         factor *= weights.non_code_factor
     return add, factor
