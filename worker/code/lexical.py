@@ -274,16 +274,7 @@ async def definitions(
     """Point ids of the units called ``name`` (in any case): what a query naming a symbol asks for,
     however common the word is in the project's text."""
     sql = "SELECT point_id FROM code_lexical WHERE name = ? COLLATE NOCASE"
-    params: list[object] = [name]
-    if project is not None:
-        sql += " AND project = ?"
-        params.append(project)
-    if language is not None:
-        sql += " AND language = ?"
-        params.append(language)
-    sql += " LIMIT ?"
-    params.append(limit)
-    return [str(row[0]) for row in await metadata.fetchall(sql, params)]
+    return await _point_ids(metadata, sql, [name], limit=limit, project=project, language=language)
 
 
 async def named(
@@ -302,7 +293,19 @@ async def named(
         f"SELECT point_id FROM code_lexical WHERE name COLLATE NOCASE IN ({marks})"
         " AND json_extract(payload, '$.unit_type') != 'module'"
     )
-    params: list[object] = list(names)
+    return await _point_ids(metadata, sql, list(names), limit=limit, project=project, language=language)
+
+
+async def _point_ids(
+    metadata: MetadataStore,
+    sql: str,
+    params: list[object],
+    *,
+    limit: int,
+    project: str | None,
+    language: str | None,
+) -> list[str]:
+    """Run a ``code_lexical`` point-id query narrowed to a project and a language when given."""
     if project is not None:
         sql += " AND project = ?"
         params.append(project)
