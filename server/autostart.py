@@ -22,10 +22,13 @@ from shared.state import live_workers
 log = get_logger(__name__)
 # Long enough for a worker to import torch, load the model and send its first heartbeat.
 LOCK_TTL_S = 60
+# A worker started for the sessions leaves once none needs it (an operator's worker stays).
+IDLE_EXIT_FLAG = "--exit-when-idle"
 
 
 def spawn_worker(settings: Settings) -> None:
-    """Start ``learning-memory worker`` outside this process's session, logging to the data folder.
+    """Start ``learning-memory worker --exit-when-idle`` outside this process's session, logging to
+    the data folder: it leaves once no session has needed it for a while.
 
     ``sh`` starts it in the background and exits at once, so the worker is adopted
     by init: no zombie is left behind, and it outlives this server.
@@ -34,7 +37,7 @@ def spawn_worker(settings: Settings) -> None:
     log_path = settings.log_dir / "worker.log"
     with open(log_path, "ab") as log_file:
         subprocess.run(
-            ["sh", "-c", 'exec "$@" &', "sh", sys.executable, "-m", "server.cli", "worker"],
+            ["sh", "-c", 'exec "$@" &', "sh", sys.executable, "-m", "server.cli", "worker", IDLE_EXIT_FLAG],
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=log_file,

@@ -64,6 +64,11 @@ class Keys:
     def autostart_lock(self) -> str:
         return f"{self.namespace}:autostart-lock"
 
+    @property
+    def sessions(self) -> str:
+        """Sorted set of live sessions (servers), each scored by when it lapses unless renewed."""
+        return f"{self.namespace}:sessions"
+
 
 # arq's fixed key prefixes (arq.constants), named here so no module spells them.
 ARQ_JOB_PREFIX = "arq:job:"

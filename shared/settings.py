@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     # How long a job may sit with no live worker before the tool says so.
     worker_start_grace_s: float = Field(default=30.0, gt=0, le=600)
     heartbeat_interval_s: float = Field(default=2.0, gt=0, le=60)
+    # A worker a server started for itself exits after this long with no job, no vector left to
+    # fill and no live session; the next session starts one again. An operator's worker stays.
+    worker_idle_exit_s: float = Field(default=900.0, gt=0, le=7 * 24 * 3600)
     # How often the server retries storing resolved GHAP entries that could not be stored yet.
     outbox_drain_interval_s: float = Field(default=30.0, gt=0, le=3600)
     interactive_concurrency: int = Field(default=8, ge=1, le=256)

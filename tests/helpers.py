@@ -47,10 +47,10 @@ async def wait_for(
         await asyncio.sleep(interval)
 
 
-def start_worker(env: dict[str, str], log_path: Path) -> subprocess.Popen[bytes]:
+def start_worker(env: dict[str, str], log_path: Path, *args: str) -> subprocess.Popen[bytes]:
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "worker"],
+            [sys.executable, "-m", "server.cli", "worker", *args],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,

@@ -117,6 +117,10 @@ class WorkerServices:
             self._filler = VectorFiller(self)
         return self._filler
 
+    def filling_vectors(self) -> bool:
+        """Whether code units are being given their vectors in the background."""
+        return self._filler is not None and self._filler.busy
+
     async def embedder(self) -> Embedder:
         return await self._embedder.get()
 

@@ -23,6 +23,7 @@ from shared.settings import get_settings
 from worker.arq_jobs import arq_functions
 from worker.context import WorkerServices
 from worker.heartbeat import Heartbeat
+from worker.idle_exit import IdleExit
 from worker.queue_worker import QueueWorker
 from worker.wake import listen_for_wakeups
 
@@ -90,12 +91,23 @@ async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
     # The autostart lock only guards start-up: with this worker alive, free it so that a
     # server can start a replacement at once if this worker later dies.
     await redis.delete(keys.autostart_lock)
-    log.info("worker.started", worker=services.identity.id, queues=[w.queue_name for w in workers.values()])
+    # Set by `learning-memory worker --exit-when-idle`, which is how a server autostarts one.
+    exit_when_idle = bool(shell_ctx.get("exit_when_idle"))
+    log.info(
+        "worker.started",
+        worker=services.identity.id,
+        queues=[w.queue_name for w in workers.values()],
+        idle_exit_s=settings.worker_idle_exit_s if exit_when_idle else None,
+    )
     events = {worker.queue_name: worker.wake for worker in workers.values()}
     helpers = [
         asyncio.create_task(listen_for_wakeups(redis, keys.wake_channel, events), name="wake-listener"),
         asyncio.create_task(heartbeat.run(), name="heartbeat"),
     ]
+    if exit_when_idle:
+        idle_s = settings.worker_idle_exit_s
+        watch = IdleExit(redis, keys, workers.values(), filling=services.filling_vectors, idle_s=idle_s)
+        helpers.append(asyncio.create_task(watch.run(), name="idle-exit"))
     loops = [asyncio.create_task(worker.main(), name=f"queue-{queue}") for queue, worker in workers.items()]
     try:
         await asyncio.gather(*loops)

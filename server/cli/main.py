@@ -26,7 +26,12 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    sub.add_parser("worker", help="run the arq worker (both queues)")
+    worker = sub.add_parser("worker", help="run the arq worker (both queues)")
+    worker.add_argument(
+        "--exit-when-idle",
+        action="store_true",
+        help="leave after LMS_WORKER_IDLE_EXIT_S with no job and no live session (as autostarted)",
+    )
     call = sub.add_parser("call", help="call one tool through a fresh server over stdio; print JSON")
     call.add_argument("tool")
     call.add_argument("arguments", nargs="?", default="{}", help="tool arguments as a JSON object")
@@ -60,12 +65,13 @@ def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> in
     return 0
 
 
-def _worker() -> int:
+def _worker(exit_when_idle: bool) -> int:
     from arq.worker import run_worker
 
     from worker.main import WorkerSettings
 
-    run_worker(WorkerSettings)  # type: ignore[arg-type]
+    # arq hands this dict to the worker's start-up hook, which runs the real queue workers.
+    run_worker(WorkerSettings, ctx={"exit_when_idle": exit_when_idle})  # type: ignore[arg-type]
     return 0
 
 
@@ -124,7 +130,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             get_loop_settings()  # a bad FSDD_LOOP_* value stops start-up too, not the first loop
             return _serve(args.transport, args.host, args.port, front)
         if args.command == "worker":
-            return _worker()
+            return _worker(args.exit_when_idle)
         if args.command == "call":
             return asyncio.run(_call(args.tool, args.arguments))
         if args.command == "status":

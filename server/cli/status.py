@@ -1,4 +1,5 @@
-"""``learning-memory status``: mode, Redis and worker health, queue depths, folders, versions."""
+"""``learning-memory status``: mode, Redis and worker health, live sessions, queue depths, folders,
+versions."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from redis.exceptions import RedisError
 from server.jobclient.arq_client import connect
 from shared import __version__
 from shared.keys import Keys, Queue
+from shared.sessions import live_sessions
 from shared.settings import Settings
 from shared.state import live_workers
 
@@ -23,6 +25,7 @@ async def collect_status(settings: Settings) -> dict[str, Any]:
         "queue_mode": {"configured": settings.queue},
         "redis": {"url": settings.redis_url, "reachable": False},
         "workers": [],
+        "sessions": 0,
         "queues": {},
         "data_dir": str(settings.data_dir),
         "journal_dir": str(settings.journal_dir),
@@ -38,6 +41,7 @@ async def collect_status(settings: Settings) -> dict[str, Any]:
         info = await redis.info("server")
         report["redis"].update(reachable=True, version=info.get("redis_version"))
         report["workers"] = [w.model_dump(mode="json") for w in await live_workers(redis, keys)]
+        report["sessions"] = await live_sessions(redis, keys)
         for queue in Queue:
             report["queues"][queue.value] = await redis.zcard(keys.queue(queue))
     except (RedisError, OSError) as exc:

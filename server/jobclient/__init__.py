@@ -8,6 +8,8 @@ from server.autostart import ensure_worker
 from server.jobclient.arq_client import ArqJobClient, connect
 from server.jobclient.base import JobClient, JobStillRunning, run_job
 from server.jobclient.inline import InlineJobClient
+from server.jobclient.session import keep_session
+from shared.keys import Keys
 from shared.log import get_logger
 from shared.settings import Settings
 
@@ -44,5 +46,6 @@ async def create_job_client(settings: Settings) -> JobClient:
     client = ArqJobClient(settings, redis, ensure_worker=start_worker)
     # In the background: a Redis that accepts connections but does not answer must not hold the
     # handshake for its socket timeout (a job that needs a worker starts one itself anyway).
-    client.start_in_background(start_worker())
+    # The session entry keeps an autostarted worker from leaving while this server runs.
+    client.start_in_background(keep_session(redis, Keys(settings.namespace), start_worker))
     return client

@@ -51,6 +51,7 @@ class VectorFiller:
         self._holds = 0
         self._free = asyncio.Event()
         self._free.set()
+        self._failing = False
 
     def wake(self) -> None:
         """There may be rows waiting: fill them (starts the background task if needed)."""
@@ -58,6 +59,13 @@ class VectorFiller:
         self._wake.set()
         if self._task is None or self._task.done():
             self._task = asyncio.create_task(self._run(), name="code-vector-filler")
+
+    @property
+    def busy(self) -> bool:
+        """Rows wait for their vectors and the last round did not fail (a store or model that keeps
+        failing must not keep an autostarted worker alive for ever)."""
+        running = self._task is not None and not self._task.done()
+        return running and not self._idle.is_set() and not self._failing
 
     @contextlib.contextmanager
     def paused(self) -> Iterator[None]:
@@ -89,9 +97,11 @@ class VectorFiller:
             self._wake.clear()
             try:
                 filled = await self.fill_round()
+                self._failing = False
             except asyncio.CancelledError:
                 raise
             except Exception as exc:
+                self._failing = True
                 log.warning("code_vectors_fill_failed", error=f"{type(exc).__name__}: {exc}")
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._wake.wait(), RETRY_AFTER_S)
