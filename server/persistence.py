@@ -1,7 +1,7 @@
 """Storing resolved GHAP entries for search: the persist job with retries, and the outbox drain.
 
 ``resolve_ghap`` saves locally first (the journal's archive and outbox), then awaits the
-persist job, retrying after 1, 2 and 4 s. Whatever still fails stays in the outbox, which
+persist job, retrying after 1, 2 and 4 s within a budget. Whatever still fails stays in the outbox, which
 is drained at server start and every ``LMS_OUTBOX_DRAIN_INTERVAL_S``: nothing resolved is lost.
 Point ids are deterministic, so a job run twice (a retry, or two servers draining one
 journal) replaces what it stored: nothing is stored twice.
@@ -10,6 +10,8 @@ journal) replaces what it stored: nothing is stored twice.
 from __future__ import annotations
 
 import asyncio
+import math
+import time
 from typing import TYPE_CHECKING
 
 from server.jobclient import JobClient, JobStillRunning
@@ -28,36 +30,65 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
-# One attempt's wait: long enough for a warm worker (the job takes ~50 ms), short enough that
-# four attempts with no worker answer the tool within ~20 s.
+# One attempt's wait: long enough for a warm worker (the job takes ~50 ms).
 ATTEMPT_WAIT_S = 3.0
+# resolve_ghap answers within this, whatever the worker does: past it, a job still queued or
+# running finishes by itself (and the outbox holds the entry until it has).
+RESOLVE_BUDGET_S = 9.0
 DRAIN_WAIT_S = 30.0
 
 
 async def persist(
-    jobs: JobClient, entry: GhapEntry, *, retry_delays: tuple[float, ...] = RETRY_DELAYS_S
+    jobs: JobClient,
+    entry: GhapEntry,
+    *,
+    retry_delays: tuple[float, ...] = RETRY_DELAYS_S,
+    budget_s: float = math.inf,
 ) -> PersistExperienceResponse:
-    """Run the persist job, retrying after each of ``retry_delays``; raise the last error."""
+    """Run the persist job, retrying after each of ``retry_delays``, within ``budget_s``.
+
+    Raises the last error when every try failed, or :class:`JobStillRunning` with the job's id
+    when the last try's job is still queued or running as the tries or the budget run out.
+    """
+    deadline = time.monotonic() + budget_s
     request = PersistExperienceRequest(entry=entry)
     job_id: str | None = None
-    last: LmsError = InternalError()
+    last: LmsError | None = None
     for delay in (0.0, *retry_delays):
         if delay:
+            if deadline - time.monotonic() <= delay:
+                break
             await asyncio.sleep(delay)
         try:
             if job_id is None:
                 job_id = await jobs.submit(PERSIST_EXPERIENCE, request)
-            return await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=ATTEMPT_WAIT_S)
+            wait_s = min(ATTEMPT_WAIT_S, deadline - time.monotonic())
+            return await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=max(wait_s, 0.0))
         except JobStillRunning:
             # Queued or running (a worker starting, or none yet): keep waiting for that job,
             # rather than queueing another copy of it.
-            last = InternalError("the persist job is still waiting for a worker")
+            last = None
         except ValidationError:
             raise  # a request the worker refuses will not be accepted by retrying
         except LmsError as exc:
             last, job_id = exc, None  # this try failed: the next one submits afresh
-        log.warning("experience.persist_retry", ghap_id=entry.id, error=last.message)
-    raise last
+        log.warning(
+            "experience.persist_retry", ghap_id=entry.id, error=last.message if last else "still waiting"
+        )
+    if last is None and job_id is not None:
+        raise JobStillRunning(job_id)
+    raise last or InternalError()
+
+
+async def finish_later(journal: Journal, jobs: JobClient, entry: GhapEntry, job_id: str) -> None:
+    """Wait on for a persist job that outlived the tool's answer, and mark its entry stored; if it
+    does not finish, the entry stays in the outbox for the drain."""
+    try:
+        await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=DRAIN_WAIT_S)
+    except (LmsError, JobStillRunning) as exc:
+        log.info("experience.persist_deferred", ghap_id=entry.id, reason=str(exc))
+        return
+    await asyncio.to_thread(journal.mark_persisted, entry.id)
 
 
 async def drain_outbox(journal: Journal, jobs: JobClient) -> int:

@@ -16,7 +16,8 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
 from server.background import spawn
-from server.persistence import RETRY_DELAYS_S, persist
+from server.jobclient import JobStillRunning
+from server.persistence import RESOLVE_BUDGET_S, finish_later, persist
 from server.services import AppContext, app_context
 from server.tool_errors import guarded
 from server.tools.context import premortem_or_nothing
@@ -118,8 +119,8 @@ def _persist_in_background(app: AppContext, entry: GhapEntry) -> None:
         try:
             await persist(app.jobs, entry)
             await asyncio.to_thread(app.journal.mark_persisted, entry.id)
-        except LmsError as exc:  # it stays in the outbox, which the drain retries
-            log.info("experience.persist_deferred", ghap_id=entry.id, error=exc.message)
+        except (LmsError, JobStillRunning) as exc:  # it stays in the outbox, which the drain retries
+            log.info("experience.persist_deferred", ghap_id=entry.id, error=str(exc))
 
     spawn(run(), name=f"persist-{entry.id}")
 
@@ -205,7 +206,8 @@ def register(server: MCPServer[AppContext]) -> None:
         description=(
             "Close the active GHAP entry with what happened: confirmed, falsified (then give the surprise "
             "and the root cause) or abandoned. A lesson (what worked) makes the experience gold-tier. "
-            "The experience is then stored for search_experiences."
+            "The experience is then stored for search_experiences (stored: false when that is still "
+            "under way as the tool answers; it finishes by itself)."
         ),
     )
     @guarded
@@ -253,15 +255,23 @@ def register(server: MCPServer[AppContext]) -> None:
             "resolved_at": entry.resolution.resolved_at.isoformat(),
         }
         try:
-            await persist(app.jobs, entry)
+            await persist(app.jobs, entry, budget_s=RESOLVE_BUDGET_S)
+        except JobStillRunning as still:
+            # Saved, and its job is queued or running (a worker starting, say): answer now.
+            spawn(finish_later(app.journal, app.jobs, entry, still.job_id), name=f"persist-{entry.id}")
+            note = (
+                f"The resolution is saved in the journal; storing it for search_experiences waits for the "
+                f"worker (job {still.job_id}) and finishes by itself. Do not resolve it again."
+            )
+            return {**answer, "stored": False, "note": note}
         except LmsError as exc:
             raise type(exc)(
                 f"The resolution of {entry.id} is saved in the journal (tier {answer['confidence_tier']}), "
-                f"but storing it for search failed after {1 + len(RETRY_DELAYS_S)} tries: {exc.message} "
+                f"but storing it for search failed: {exc.message} "
                 "It will be stored automatically once the worker is back; do not resolve it again."
             ) from exc
         await asyncio.to_thread(app.journal.mark_persisted, entry.id)
-        return answer
+        return {**answer, "stored": True}
 
     @server.tool(name="get_active_ghap", description="The active GHAP entry, if any (has_active tells).")
     @guarded

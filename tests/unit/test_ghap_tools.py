@@ -3,6 +3,7 @@ hashing embedder, a real journal and vector store in a temporary folder)."""
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 
 from shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
+from tests.helpers import wait_for
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 START = {
@@ -168,3 +170,24 @@ def test_an_unusable_journal_folder_fails_only_the_ghap_tools(tmp_path: Path) ->
         failure = error(client, "start_ghap", **START)
         assert failure["type"] == "storage_error" and "journal" in failure["message"]
         assert ok(client, "search_experiences", query="anything") == {"results": [], "count": 0}
+
+
+def test_resolve_answers_at_once_when_storing_outlasts_its_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import server.tools.ghap as ghap_tools
+
+    # No time at all: the job is still running as the tool answers, and finishes by itself.
+    monkeypatch.setattr(ghap_tools, "RESOLVE_BUDGET_S", 0.0)
+    with inline_client(tmp_path, "hashing:256") as mcp:
+        started = ok(mcp, "start_ghap", **START)
+        resolved = ok(mcp, "resolve_ghap", **FALSIFIED)
+        assert resolved["id"] == started["id"] and resolved["stored"] is False
+        assert "Do not resolve it again" in resolved["note"]
+
+        async def marked_stored() -> bool:
+            return not list((tmp_path / "journal").rglob("outbox/*"))
+
+        # The job finishes by itself, and the entry leaves the outbox once it has.
+        asyncio.run(wait_for(marked_stored, timeout=30, what="the entry to leave the outbox"))
+        assert ok(mcp, "search_experiences", query="shared database fixture", axis="surprise")["count"] == 1
