@@ -1,7 +1,7 @@
 """The single mapping from failures to MCP tool errors.
 
 A failed call is ``isError: true`` with the text ``{"error": {"type", "message"}}``.
-Two paths lead here: our tools' own failures (:func:`guarded` wraps every tool), and
+Two paths lead here: our tools' own failures (:func:`tool` declares every tool, guarded), and
 the SDK's (arguments that fail the input schema, an unknown tool), which reach us only
 as text and are rewritten by :class:`ToolErrorMiddleware`.
 """
@@ -12,9 +12,10 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec
+from typing import Any, ParamSpec, TypeVar, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
 from server.jobclient import JobStillRunning
@@ -23,6 +24,7 @@ from shared.log import get_logger
 
 log = get_logger(__name__)
 P = ParamSpec("P")
+F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _SDK_PREFIX = "Error executing tool "
 
 
@@ -56,6 +58,18 @@ def guarded(fn: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[Any]]:
             return error_result(InternalError())
 
     return wrapper
+
+
+def tool(server: MCPServer[Any], *, name: str, description: str) -> Callable[[F], F]:
+    """Register ``fn`` as the tool ``name``, guarded: the one way our tools are declared, so none
+    can reach the SDK's own error path (which would label its failure a validation error)."""
+
+    def register(fn: F) -> F:
+        wrapped = cast(F, guarded(fn))
+        server.tool(name=name, description=description)(wrapped)
+        return wrapped
+
+    return register
 
 
 def _from_sdk_text(text: str) -> LmsError:

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.services import AppContext, app_context, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import clamp, utf8_safe
 from shared.contracts.code import (
     DELETE_PROJECT,
@@ -77,7 +77,8 @@ async def _search(ctx: Context[AppContext, Any], request: SearchCodeRequest) -> 
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="index_codebase",
         description=(
             "Index a directory's source code for search_code (incremental: unchanged files are skipped). "
@@ -86,7 +87,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "get_job_status."
         ),
     )
-    @guarded
     async def index_codebase(
         ctx: Context[AppContext, Any],
         directory: Annotated[
@@ -101,7 +101,8 @@ def register(server: MCPServer[AppContext]) -> None:
         stats = await await_job(ctx, INDEX_CODEBASE, request, dedupe_key=f"index:{name}")
         return {**stats.model_dump(mode="json"), **_pending_note(stats.vectors_pending)}
 
-    @server.tool(
+    @tool(
+        server,
         name="search_code",
         description=(
             "Find functions, classes, methods and a file's module-level code (unit_type module) by what "
@@ -109,7 +110,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "score: 1.0 = top by both; similarity: cosine to the query."
         ),
     )
-    @guarded
     async def search_code(
         ctx: Context[AppContext, Any],
         query: Annotated[str, Field(description="What the code does, in plain words or identifiers.")],
@@ -128,11 +128,11 @@ def register(server: MCPServer[AppContext]) -> None:
         )
         return await _search(ctx, request)
 
-    @server.tool(
+    @tool(
+        server,
         name="find_similar_code",
         description=f"Code similar to a snippet (up to {MAX_SNIPPET_CHARS:,} characters), best match first.",
     )
-    @guarded
     async def find_similar_code(
         ctx: Context[AppContext, Any],
         snippet: str,
@@ -149,18 +149,17 @@ def register(server: MCPServer[AppContext]) -> None:
         request = SearchCodeRequest(query=snippet, project=project, limit=limit, mode="semantic")
         return await _search(ctx, request)
 
-    @server.tool(
+    @tool(
+        server,
         name="list_indexed_projects",
         description="The indexed projects, with their unit counts and how many still wait for vectors.",
     )
-    @guarded
     async def list_indexed_projects(ctx: Context[AppContext, Any]) -> dict[str, Any]:
         found = await await_job(ctx, LIST_PROJECTS, ListProjectsRequest())
         projects = [project.model_dump(mode="json") for project in found.projects]
         return {"projects": projects, "count": len(projects)}
 
-    @server.tool(name="delete_project_index", description="Remove a project's code index (the files stay).")
-    @guarded
+    @tool(server, name="delete_project_index", description="Remove a project's code index (the files stay).")
     async def delete_project_index(ctx: Context[AppContext, Any], project: str) -> dict[str, Any]:
         done = await await_job(ctx, DELETE_PROJECT, DeleteProjectRequest(project=_project(project)))
         return done.model_dump(mode="json")

@@ -12,7 +12,7 @@ from pydantic import Field
 from server.fail_open import within_budget
 from server.jobclient import run_job
 from server.services import AppContext, app_context, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import utf8_safe
 from shared.contracts.context import (
     ASSEMBLE_CONTEXT,
@@ -75,7 +75,8 @@ async def premortem_or_nothing(app: AppContext, goal: str, hypothesis: str) -> l
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="assemble_context",
         description=(
             "What you learned before that bears on a task: past experiences (GHAP outcomes, lessons, root "
@@ -83,7 +84,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "token budget. A line each with an id; expand_context(ids) gives the whole records."
         ),
     )
-    @guarded
     async def assemble_context(
         ctx: Context[AppContext, Any],
         query: Annotated[str, Field(description="The task or question, in plain words.")],
@@ -110,14 +110,14 @@ def register(server: MCPServer[AppContext]) -> None:
             "text": render(found, "Relevant past work (expand_context(ids) for whole records):"),
         }
 
-    @server.tool(
+    @tool(
+        server,
         name="get_premortem_warnings",
         description=(
             "Before you commit to a plan: past experiences on similar goals that were falsified or "
             "abandoned, with their root causes and what worked instead. start_ghap returns these too."
         ),
     )
-    @guarded
     async def get_premortem_warnings(
         ctx: Context[AppContext, Any],
         goal: Annotated[str, Field(description="What you are about to try to achieve.")],
@@ -135,14 +135,14 @@ def register(server: MCPServer[AppContext]) -> None:
         warnings = await premortem(app, goal, hypothesis or None, domain, limit, app.settings.tool_wait_s)
         return {"warnings": warnings, "count": len(warnings)}
 
-    @server.tool(
+    @tool(
+        server,
         name="expand_context",
         description=(
             "The whole records behind context ids (exp:…, val:…, mem:…) from assemble_context, the "
             "session brief or a prompt's injected context."
         ),
     )
-    @guarded
     async def expand_context(
         ctx: Context[AppContext, Any],
         ids: Annotated[list[str], Field(description=f"1 to {MAX_EXPAND_IDS} ids, e.g. exp:<uuid>.")],

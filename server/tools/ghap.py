@@ -19,7 +19,7 @@ from server.background import spawn
 from server.jobclient import JobStillRunning
 from server.persistence import RESOLVE_BUDGET_S, finish_later, persist
 from server.services import AppContext, app_context
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.context import premortem_or_nothing
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
@@ -126,7 +126,8 @@ def _persist_in_background(app: AppContext, entry: GhapEntry) -> None:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="start_ghap",
         description=(
             "Start tracking a working hypothesis: your goal, what you believe (hypothesis), what you do "
@@ -135,7 +136,6 @@ def register(server: MCPServer[AppContext]) -> None:
             f"Domains: {', '.join(DOMAINS)}. Strategies: {', '.join(STRATEGIES)}."
         ),
     )
-    @guarded
     async def start_ghap(
         ctx: Context[AppContext, Any],
         domain: Domain,
@@ -174,14 +174,14 @@ def register(server: MCPServer[AppContext]) -> None:
             _persist_in_background(app, orphan)
         return answer
 
-    @server.tool(
+    @tool(
+        server,
         name="update_ghap",
         description=(
             "Revise the active GHAP entry as you learn: a new hypothesis, action, prediction or strategy, "
             "and a note on why. The previous version is kept in the entry's history."
         ),
     )
-    @guarded
     async def update_ghap(
         ctx: Context[AppContext, Any],
         hypothesis: str | None = None,
@@ -201,7 +201,8 @@ def register(server: MCPServer[AppContext]) -> None:
         entry = await asyncio.to_thread(journal.update, strategy=strategy, note=checked_note, **changes)
         return {"success": True, "iteration_count": entry.iteration_count}
 
-    @server.tool(
+    @tool(
+        server,
         name="resolve_ghap",
         description=(
             "Close the active GHAP entry with what happened: confirmed, falsified (then give the surprise "
@@ -210,7 +211,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "under way as the tool answers; it finishes by itself)."
         ),
     )
-    @guarded
     async def resolve_ghap(
         ctx: Context[AppContext, Any],
         status: OutcomeStatus,
@@ -273,8 +273,7 @@ def register(server: MCPServer[AppContext]) -> None:
         await asyncio.to_thread(app.journal.mark_persisted, entry.id)
         return {**answer, "stored": True}
 
-    @server.tool(name="get_active_ghap", description="The active GHAP entry, if any (has_active tells).")
-    @guarded
+    @tool(server, name="get_active_ghap", description="The active GHAP entry, if any (has_active tells).")
     async def get_active_ghap(ctx: Context[AppContext, Any]) -> dict[str, Any]:
         entry = await asyncio.to_thread(app_context(ctx).journal.active)
         if entry is None:
@@ -284,11 +283,11 @@ def register(server: MCPServer[AppContext]) -> None:
             return {**empty, "created_at": None, "has_active": False}
         return {**_entry(entry), "iteration_count": entry.iteration_count, "has_active": True}
 
-    @server.tool(
+    @tool(
+        server,
         name="list_ghap_entries",
         description="Recent GHAP entries of this project, newest first: the active one and resolved ones.",
     )
-    @guarded
     async def list_ghap_entries(
         ctx: Context[AppContext, Any],
         limit: Annotated[int, Field(description=f"1 to {MAX_LIST} (default 20).")] = 20,

@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.services import AppContext, app_context, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import clamp, utf8_safe
 from shared.contracts.git import (
     CHURN_HOTSPOTS,
@@ -69,7 +69,8 @@ def _listed(results: list[Any]) -> dict[str, Any]:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="index_commits",
         description=(
             "Index the repository's commit messages for search_commits (incremental from the last run; "
@@ -77,7 +78,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "time for a long history. Long runs answer with a job_id for get_job_status."
         ),
     )
-    @guarded
     async def index_commits(
         ctx: Context[AppContext, Any],
         since: Annotated[
@@ -89,14 +89,14 @@ def register(server: MCPServer[AppContext]) -> None:
         done = await await_job(ctx, INDEX_COMMITS, request, dedupe_key=f"git-index:{repo}")
         return done.model_dump(mode="json")
 
-    @server.tool(
+    @tool(
+        server,
         name="search_commits",
         description=(
             "Find commits by meaning (their messages), best match first (score 0 to 1), with author, "
             "date, changed files and line counts. Indexes new commits first, so results are current."
         ),
     )
-    @guarded
     async def search_commits(
         ctx: Context[AppContext, Any],
         query: Annotated[str, Field(description="What the change did, in plain words.")],
@@ -120,11 +120,11 @@ def register(server: MCPServer[AppContext]) -> None:
         found = await await_job(ctx, SEARCH_COMMITS, request)
         return _listed(found.results)
 
-    @server.tool(
+    @tool(
+        server,
         name="get_file_history",
         description="The commits that changed a file, newest first, following renames, with line counts.",
     )
-    @guarded
     async def get_file_history(
         ctx: Context[AppContext, Any],
         path: Annotated[str, Field(description="The file, relative to the repository's root.")],
@@ -138,14 +138,14 @@ def register(server: MCPServer[AppContext]) -> None:
         found = await await_job(ctx, FILE_HISTORY, request)
         return {"path": found.path, **_listed(found.results)}
 
-    @server.tool(
+    @tool(
+        server,
         name="get_churn_hotspots",
         description=(
             "The files changed most often in the last `days`: change count, lines inserted and deleted, "
             "authors, last change."
         ),
     )
-    @guarded
     async def get_churn_hotspots(
         ctx: Context[AppContext, Any],
         days: Annotated[int, Field(description=f"The window, 1 to {MAX_DAYS} days (default 90).")] = 90,
@@ -159,14 +159,14 @@ def register(server: MCPServer[AppContext]) -> None:
         found = await await_job(ctx, CHURN_HOTSPOTS, request)
         return _listed(found.results)
 
-    @server.tool(
+    @tool(
+        server,
         name="get_code_authors",
         description=(
             "Who wrote a file, following renames: per author, commits, lines added and removed, "
             "first and last commit."
         ),
     )
-    @guarded
     async def get_code_authors(
         ctx: Context[AppContext, Any],
         path: Annotated[str, Field(description="The file, relative to the repository's root.")],

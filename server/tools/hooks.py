@@ -22,6 +22,7 @@ from server.fail_open import within_budget
 from server.hooks import test_runs
 from server.hooks.answer import hook_answer
 from server.services import AppContext, app_context
+from server.tool_errors import tool
 from server.tools.context import assemble, render
 from server.tools.inputs import utf8_safe
 from shared.context_lines import estimate_tokens, one_line
@@ -74,7 +75,8 @@ def _outcome_line(entry: GhapEntry, evidence: Evidence) -> str | None:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="hook_prompt_context",
         description=(
             "For the Claude Code plugin's UserPromptSubmit hook: past experiences, values and memories "
@@ -103,7 +105,8 @@ def register(server: MCPServer[AppContext]) -> None:
 
         return await within_budget(app, "prompt_context", work, "")
 
-    @server.tool(
+    @tool(
+        server,
         name="hook_tool_outcome",
         description=(
             "For the Claude Code plugin's PostToolUse hook on Bash: recognises test and build runs, keeps "
@@ -145,7 +148,8 @@ def register(server: MCPServer[AppContext]) -> None:
 
         return await within_budget(app, "tool_outcome", work, "", needs_worker=False)
 
-    @server.tool(
+    @tool(
+        server,
         name="hook_file_changed",
         description=(
             "For the Claude Code plugin's PostToolUse hook on Edit/Write: re-indexes the edited file in the "
@@ -165,7 +169,8 @@ def register(server: MCPServer[AppContext]) -> None:
 
         return await within_budget(app, "file_changed", work, "")
 
-    @server.tool(
+    @tool(
+        server,
         name="hook_stop",
         description=(
             "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."

@@ -19,7 +19,7 @@ from pydantic import Field
 from server.background import spawn
 from server.hooks.values_cache import refresh_values_cache
 from server.services import AppContext, app_context, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import AXES, Axis
 from shared.contracts.learning import (
@@ -68,7 +68,8 @@ def _value(record: ValueRecord) -> dict[str, Any]:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="get_clusters",
         description=(
             "Cluster the resolved experiences on one axis (full, strategy, surprise, root_cause) and list "
@@ -77,19 +78,18 @@ def register(server: MCPServer[AppContext]) -> None:
             "axis is added."
         ),
     )
-    @guarded
     async def get_clusters(ctx: Context[AppContext, Any], axis: Axis) -> dict[str, Any]:
         found = await await_job(ctx, GET_CLUSTERS, GetClustersRequest(axis=axis))
         return found.model_dump(mode="json")
 
-    @server.tool(
+    @tool(
+        server,
         name="get_cluster_members",
         description=(
             "The experiences of one cluster, most typical first (closest to the cluster's centroid), "
             "with their whole GHAP story."
         ),
     )
-    @guarded
     async def get_cluster_members(
         ctx: Context[AppContext, Any],
         cluster_id: Annotated[str, Field(description=CLUSTER_ID_HELP)],
@@ -103,7 +103,8 @@ def register(server: MCPServer[AppContext]) -> None:
             member["similarity_to_centroid"] = member.pop("score")
         return answer
 
-    @server.tool(
+    @tool(
+        server,
         name="validate_value",
         description=(
             "Check a proposed value (what a cluster's experiences teach, in one or two sentences, at most "
@@ -111,7 +112,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "centroid is within the members' mean distance plus one standard deviation. Returns the metrics."
         ),
     )
-    @guarded
     async def validate_value(
         ctx: Context[AppContext, Any],
         text: Annotated[str, Field(description="The proposed value statement.")],
@@ -124,14 +124,14 @@ def register(server: MCPServer[AppContext]) -> None:
         )
         return found.model_dump(mode="json")
 
-    @server.tool(
+    @tool(
+        server,
         name="store_value",
         description=(
             "Store a value for a cluster. It is validated first (as validate_value does) and refused, with "
             "the metrics, when it does not fit the cluster: an invalid value is never stored."
         ),
     )
-    @guarded
     async def store_value(
         ctx: Context[AppContext, Any],
         text: Annotated[str, Field(description="The value statement.")],
@@ -151,13 +151,13 @@ def register(server: MCPServer[AppContext]) -> None:
         spawn(refresh_values_cache(app_context(ctx)), name="values-cache")
         return _value(stored)
 
-    @server.tool(
+    @tool(
+        server,
         name="list_values",
         description=(
             "Stored values, those of the largest clusters first, then the newest; optionally of one axis."
         ),
     )
-    @guarded
     async def list_values(
         ctx: Context[AppContext, Any],
         axis: Axis | None = None,

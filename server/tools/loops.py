@@ -18,7 +18,7 @@ from pydantic import Field
 from server.loops.rules import Loop, check_score, reason
 from server.loops.store import Busy
 from server.services import AppContext, app_context
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from shared.errors import ValidationError
 from shared.loop_settings import LOOP_TYPES, LoopType
 
@@ -72,7 +72,8 @@ def _status(loop: Loop) -> dict[str, Any]:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="initialize_refinement_loop",
         description=(
             "Start a quality-gated refinement loop and get its id. Loop types and default thresholds: "
@@ -80,7 +81,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "(FSDD_LOOP_* settings). Then send each draft's quality score to decide_loop_next_action."
         ),
     )
-    @guarded
     async def initialize_refinement_loop(ctx: Context[AppContext, Any], loop_type: str) -> dict[str, Any]:
         # A plain str, checked here: the refusal then lists the options in our own words.
         wanted = loop_type.strip().lower()
@@ -90,7 +90,8 @@ def register(server: MCPServer[AppContext]) -> None:
         loop = await _run(app_context(ctx).loops.create, kind)
         return _decision(loop)
 
-    @server.tool(
+    @tool(
+        server,
         name="decide_loop_next_action",
         description=(
             "Submit the current quality score (0-100) of a loop's work and get the next action: "
@@ -99,7 +100,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "5 points: ask the user). A completed or user_input loop takes no more scores."
         ),
     )
-    @guarded
     async def decide_loop_next_action(
         ctx: Context[AppContext, Any],
         loop_id: LoopId,
@@ -109,22 +109,22 @@ def register(server: MCPServer[AppContext]) -> None:
         loop = await _run(app_context(ctx).loops.decide, loop_id, current_score)
         return _decision(loop)
 
-    @server.tool(
+    @tool(
+        server,
         name="get_loop_status",
         description=(
             "A refinement loop's status, type, threshold, iteration, current score, score history and "
             "creation time, with the reason for its status."
         ),
     )
-    @guarded
     async def get_loop_status(ctx: Context[AppContext, Any], loop_id: LoopId) -> dict[str, Any]:
         return _status(await _run(app_context(ctx).loops.get, loop_id))
 
-    @server.tool(
+    @tool(
+        server,
         name="list_active_loops",
         description="The refinement loops kept (the 10 most recent, finished ones included), newest first.",
     )
-    @guarded
     async def list_active_loops(ctx: Context[AppContext, Any]) -> dict[str, Any]:
         loops = [_summary(loop) for loop in await _run(app_context(ctx).loops.newest_first)]
         return {"loops": loops, "count": len(loops)}

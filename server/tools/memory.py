@@ -15,7 +15,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.services import AppContext, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import clamp, utf8_safe
 from shared.contracts.memory import (
     CATEGORIES,
@@ -64,14 +64,14 @@ def _tags(tags: list[str] | None, tool: str) -> list[str]:
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="store_memory",
         description=(
             "Store a memory (a fact, preference, event, workflow or context worth keeping across sessions) "
             "with a semantic embedding, so retrieve_memories finds it by meaning later."
         ),
     )
-    @guarded
     async def store_memory(
         ctx: Context[AppContext, Any],
         content: Annotated[str, Field(description=f"The memory (up to {MAX_CONTENT_CHARS:,} characters).")],
@@ -93,11 +93,11 @@ def register(server: MCPServer[AppContext]) -> None:
         stored = await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory))
         return stored.model_dump(mode="json")
 
-    @server.tool(
+    @tool(
+        server,
         name="retrieve_memories",
         description="Find memories by meaning, best match first, with a similarity score from 0 to 1.",
     )
-    @guarded
     async def retrieve_memories(
         ctx: Context[AppContext, Any],
         query: Annotated[str, Field(description="What to look for, in plain words.")],
@@ -117,11 +117,11 @@ def register(server: MCPServer[AppContext]) -> None:
         results = [memory.model_dump(mode="json") for memory in found.results]
         return {"results": results, "count": len(results)}
 
-    @server.tool(
+    @tool(
+        server,
         name="list_memories",
         description="List memories newest first, by category and tags (any of them) if given, page by page.",
     )
-    @guarded
     async def list_memories(
         ctx: Context[AppContext, Any],
         category: OptionalCategory = None,
@@ -139,8 +139,7 @@ def register(server: MCPServer[AppContext]) -> None:
         results = [memory.model_dump(mode="json") for memory in page.results]
         return {"results": results, "count": len(results), "total": page.total}
 
-    @server.tool(name="delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
-    @guarded
+    @tool(server, name="delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
     async def delete_memory(
         ctx: Context[AppContext, Any],
         id: Annotated[str, Field(description="The memory's id, as store_memory returned it.")],

@@ -8,7 +8,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.services import AppContext, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from server.tools.inputs import utf8_safe
 from shared.contracts.experiences import (
     SEARCH_EXPERIENCES,
@@ -24,7 +24,8 @@ MAX_RESULTS = 50
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="search_experiences",
         description=(
             "Search resolved GHAP experiences by meaning, best match first (score 0 to 1). Axis full matches "
@@ -32,7 +33,6 @@ def register(server: MCPServer[AppContext]) -> None:
             "hypothesis was wrong."
         ),
     )
-    @guarded
     async def search_experiences(
         ctx: Context[AppContext, Any],
         query: Annotated[str, Field(description="What to look for, in plain words.")],

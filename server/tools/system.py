@@ -9,7 +9,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.services import AppContext, app_context, await_job
-from server.tool_errors import guarded
+from server.tool_errors import tool
 from shared import __version__
 from shared.contracts.diagnostics import PING, PingRequest
 from shared.errors import NotFoundError
@@ -23,14 +23,14 @@ JobId = Annotated[
 
 
 def register(server: MCPServer[AppContext]) -> None:
-    @server.tool(
+    @tool(
+        server,
         name="ping",
         description=(
             "Check the memory server end to end: a job goes through the queue to a worker and back. "
             "Reports the queue mode (arq or inline), the worker that answered and the round trip."
         ),
     )
-    @guarded
     async def ping(
         ctx: Context[AppContext, Any],
         delay_ms: Annotated[
@@ -50,14 +50,14 @@ def register(server: MCPServer[AppContext]) -> None:
             "round_trip_ms": round((time.perf_counter() - started) * 1000, 3),
         }
 
-    @server.tool(
+    @tool(
+        server,
         name="get_job_status",
         description=(
             "State (queued, in_progress, complete, failed), progress, and result or error of a job. "
             "Use it with the job_id a long-running tool returned instead of its result."
         ),
     )
-    @guarded
     async def get_job_status(ctx: Context[AppContext, Any], job_id: JobId) -> dict[str, Any]:
         status = await app_context(ctx).jobs.status(job_id)
         if status.state == "not_found":
