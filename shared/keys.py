@@ -64,6 +64,10 @@ class Keys:
     def autostart_lock(self) -> str:
         return f"{self.namespace}:autostart-lock"
 
+    def lock(self, kind: str, name: str) -> str:
+        """A lease on one project's (``code``) or repository's (``git``) index, held by one worker."""
+        return f"{self.namespace}:lock:{kind}:{name}"
+
     @property
     def sessions(self) -> str:
         """Sorted set of live sessions (servers), each scored by when it lapses unless renewed."""

@@ -15,6 +15,7 @@ from shared.jobs import WorkerIdentity
 from shared.log import get_logger
 from shared.settings import Settings
 from worker.lazy import Lazy
+from worker.locks import Locks
 
 if TYPE_CHECKING:
     from worker.code.filler import VectorFiller
@@ -72,6 +73,8 @@ class WorkerServices:
         self._collections: set[str] = set()
         self._warm_up: asyncio.Task[None] | None = None
         self._filler: VectorFiller | None = None
+        # Per project and repository; shared with other workers once connected to Redis.
+        self.locks = Locks()
 
     async def _open_metadata(self) -> MetadataStore:
         from worker.metadata.store import MetadataStore

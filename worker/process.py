@@ -69,6 +69,7 @@ async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
     keys = Keys(settings.namespace)
     redis: ArqRedis = shell_ctx["redis"]
     services = WorkerServices(settings)
+    services.locks.connect(redis, keys)
     # Opens the stores now: a second worker on a locked embedded store stops here, before it
     # registers, with a message saying what to do. The model loads in the background.
     await services.start()

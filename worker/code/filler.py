@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING
 from shared.contracts.code import COLLECTION
 from shared.log import get_logger
 from worker.code import lexical
-from worker.code.locks import project_lock
 from worker.code.units import INDEXES
 from worker.vectors.base import CollectionSpec, PointData
 
@@ -124,7 +123,7 @@ class VectorFiller:
         pairs = sorted(zip(rows, vectors, strict=True), key=lambda pair: pair[0].project)
         for project, group in groupby(pairs, key=lambda pair: pair[0].project):
             batch = list(group)
-            async with project_lock(services, project):
+            async with services.locks.hold("code", project):
                 waiting = await lexical.still_pending(metadata, [row for row, _ in batch])
                 points = [
                     PointData(row.point_id, vector, row.payload)

@@ -35,7 +35,6 @@ from shared.errors import ValidationError
 from shared.log import get_logger
 from worker.code import lexical
 from worker.code.indexer import CodeIndexer
-from worker.code.locks import project_lock
 from worker.code.search import search_units
 from worker.context import JobContext
 from worker.registry import job
@@ -66,10 +65,7 @@ async def _existing_store(ctx: JobContext) -> VectorStore | None:
 @job(INDEX_CODEBASE)
 async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> IndexCodebaseResponse:
     root = _directory(request.directory)
-    lock = project_lock(ctx.services, request.project)
-    if lock.locked():
-        log.info("code_index_waiting", project=request.project, job_id=ctx.job_id)
-    async with lock:
+    async with ctx.services.locks.hold("code", request.project):
         indexer = CodeIndexer(
             ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
         )
@@ -118,7 +114,7 @@ async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexF
     project, root, recursive = found
     if not await asyncio.to_thread(root.is_dir):
         return ReindexFileResponse(project=project, files_indexed=0, files_removed=0)
-    async with project_lock(ctx.services, project):
+    async with ctx.services.locks.hold("code", project):
         indexer = CodeIndexer(ctx.services, root, project, recursive=recursive)
         result = await indexer.run(only=PurePosixPath(path.relative_to(root).as_posix()))
     await _fill_vectors(ctx, project)
@@ -157,7 +153,7 @@ async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -
 @job(DELETE_PROJECT)
 async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -> DeleteProjectResponse:
     project = request.project
-    async with project_lock(ctx.services, project):
+    async with ctx.services.locks.hold("code", project):
         store = await _existing_store(ctx)
         deleted = 0
         if store is not None:

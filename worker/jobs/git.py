@@ -8,7 +8,6 @@ runs never race on the watermark, and a search never answers from an index older
 from __future__ import annotations
 
 import asyncio
-import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -35,7 +34,7 @@ from shared.contracts.git import (
 )
 from shared.errors import GitError
 from shared.log import get_logger
-from worker.context import JobContext, WorkerServices
+from worker.context import JobContext
 from worker.git import analyze
 from worker.git.indexer import INDEXES, CommitIndexer, watermark
 from worker.git.repo import GitRepo, open_repo
@@ -44,13 +43,6 @@ from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, R
 
 log = get_logger(__name__)
 T = TypeVar("T")
-
-# Keyed by services, so each test's event loop gets fresh locks.
-_LOCKS: weakref.WeakKeyDictionary[WorkerServices, dict[str, asyncio.Lock]] = weakref.WeakKeyDictionary()
-
-
-def repo_lock(services: WorkerServices, repo: str) -> asyncio.Lock:
-    return _LOCKS.setdefault(services, {}).setdefault(repo, asyncio.Lock())
 
 
 async def _git(fn: Callable[[], T]) -> T:
@@ -68,7 +60,7 @@ async def _repo(repo_path: str) -> GitRepo:
 @job(INDEX_COMMITS)
 async def index_commits(ctx: JobContext, request: IndexCommitsRequest) -> IndexCommitsResponse:
     repo = await _repo(request.repo_path)
-    async with repo_lock(ctx.services, repo.key):
+    async with ctx.services.locks.hold("git", repo.key):
         return await CommitIndexer(ctx.services, repo, ctx.report).run(request.since)
 
 
@@ -77,7 +69,7 @@ async def _catch_up(ctx: JobContext, repo: GitRepo) -> int:
     mark = await watermark(ctx.services, repo.key)
     if mark is not None and mark[0] == await asyncio.to_thread(repo.head):
         return 0
-    async with repo_lock(ctx.services, repo.key):
+    async with ctx.services.locks.hold("git", repo.key):
         done = await CommitIndexer(ctx.services, repo, ctx.report).run()
     return done.commits_indexed
 
