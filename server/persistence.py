@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
-# One attempt's wait: long enough for a warm worker (the job takes ~50 ms).
+# One attempt's wait: long enough for a warm worker's job, several times over.
 ATTEMPT_WAIT_S = 3.0
 # resolve_ghap answers within this, whatever the worker does: past it, a job still queued or
 # running finishes by itself (and the outbox holds the entry until it has).

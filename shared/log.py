@@ -38,7 +38,7 @@ def configure_logging(level: str = "INFO", stream: TextIO | None = None) -> None
     root.addHandler(handler)
     root.setLevel(level)
     # Per-request chatter from the HTTP stack is noise at INFO.
-    # arq's per-job lines echo payloads (memories, code) and cost ~1 ms a job: DEBUG only.
+    # arq's per-job lines echo payloads (memories, code) and cost time on every job: DEBUG only.
     for noisy in ("httpx", "httpcore", "uvicorn.access", "arq.worker", "arq.jobs", "arq.connections"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
 

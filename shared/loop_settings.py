@@ -1,4 +1,5 @@
-"""Refinement-loop limits, read once from ``FSDD_LOOP_*`` variables (the seed's names).
+"""Refinement-loop limits, read once from ``FSDD_LOOP_*`` variables (the names refinement-loop users
+already set).
 
 Like the ``LMS_*`` settings, a value out of range stops start-up with a message naming the
 variable: :func:`load_loop_settings` turns pydantic's error into a :class:`ConfigError`.

@@ -67,7 +67,7 @@ class Settings(BaseSettings):
     outbox_drain_interval_s: float = Field(default=30.0, gt=0, le=3600)
     interactive_concurrency: int = Field(default=8, ge=1, le=256)
     batch_concurrency: int = Field(default=1, ge=1, le=64)
-    # Learning (DESIGN §6): hdbscan's parameters, k of the value threshold (mean + k·std of the
+    # Learning: hdbscan's parameters, k of the value threshold (mean + k·std of the
     # members' distances to the centroid), and the dimensions vectors are reduced to (by PCA)
     # before hdbscan, which slows sharply with dimension; 0 clusters the full vectors.
     min_cluster_size: int = Field(default=5, ge=2, le=10_000)

@@ -1,4 +1,4 @@
-"""The loop record and the seed's decision rule, as pure functions (no I/O, no clock).
+"""The loop record and its decision rule, as pure functions (no I/O, no clock).
 
 A loop counts an iteration each time it is told to refine. A score is judged in this order:
 reaching the threshold completes the loop; a loop that has used its iterations, or that
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from shared.errors import ValidationError
 from shared.loop_settings import LoopType
 
-# in_progress is the seed's status too; the decision rule never produces it, so only a
+# in_progress is a status records may hold; the decision rule never produces it, so only a
 # record written by another version could hold it, and it still takes scores.
 LoopStatus = Literal["initialized", "in_progress", "refine", "completed", "user_input"]
 LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)

@@ -176,6 +176,6 @@ class LoopStore:
             ) from exc
 
     def _write(self, loops: list[Loop]) -> None:
-        # Not fsync'd: two fsyncs cost 5-12 ms here, over the tools' whole budget, and what they
+        # Not fsync'd: two fsyncs cost more than the tools' whole latency budget, and what they
         # buy is only the last decisions after a power cut; a restart or a crash loses nothing.
         files.atomic_write(self._path, _Stored(loops=loops).model_dump_json().encode(), durable=False)

@@ -1,4 +1,4 @@
-"""Code tools (seed 004): index_codebase, search_code, find_similar_code, and, so that nobody is
+"""Code tools: index_codebase, search_code, find_similar_code, and, so that nobody is
 stuck with a stale index, list_indexed_projects and delete_project_index.
 
 Indexing runs on the batch queue, so searches never wait behind it. A project already being

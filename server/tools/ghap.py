@@ -1,9 +1,10 @@
-"""GHAP tools (seed 001): start_ghap, update_ghap, resolve_ghap, get_active_ghap, list_ghap_entries.
+"""GHAP tools: start_ghap, update_ghap, resolve_ghap, get_active_ghap, list_ghap_entries.
 
-Unlike the memory tools, these refuse bad input rather than repair it (the seed says so): an
-empty or over-long field, or a falsified outcome without its surprise and root cause, is a
-validation error naming the field and the rule. The journal is local and instant; only
-resolving awaits the worker, to store the experience for search.
+Unlike the memory tools, these refuse bad input rather than repair it (a hypothesis repaired by
+guesswork would teach the wrong lesson): an empty or over-long field, or a falsified outcome
+without its surprise and root cause, is a validation error naming the field and the rule. The
+journal is local and instant; only resolving awaits the worker, to store the experience for
+search.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Git tools (seed 004): search_commits, get_file_history, get_churn_hotspots, get_code_authors,
+"""Git tools: search_commits, get_file_history, get_churn_hotspots, get_code_authors,
 and index_commits to build (or bring up to date) the commit index ahead of time.
 
 The worker reads the repository at ``LMS_REPO_PATH`` (sent as an absolute path: one worker serves

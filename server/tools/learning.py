@@ -1,4 +1,4 @@
-"""Learning tools (seed 001): get_clusters, get_cluster_members, validate_value, store_value, list_values.
+"""Learning tools: get_clusters, get_cluster_members, validate_value, store_value, list_values.
 
 Used in a retrospective: cluster the experiences of an axis, read a cluster's members, phrase
 what they have in common as a value, check it against the cluster's centroid and store it.

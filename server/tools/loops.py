@@ -1,9 +1,10 @@
-"""Refinement-loop tools (seed 002): initialize_refinement_loop, decide_loop_next_action,
+"""Refinement-loop tools: initialize_refinement_loop, decide_loop_next_action,
 get_loop_status, list_active_loops.
 
-Inline and instant, no job: the decision is arithmetic on a few scores, and the state is one
-small file (see ``server/loops/store.py``). Bad input is refused, as the seed says: an unknown
-loop type or a score outside 0-100 is a validation error naming the options or the range.
+Inline and instant, no job: the decision is arithmetic on a few scores, and the state is one small
+file (see ``server/loops/store.py``). Bad input is refused (a guessed score would steer the loop):
+an unknown loop type or a score outside 0-100 is a validation error naming the options or the
+range.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
-"""Memory tools (seed 004): store_memory, retrieve_memories, list_memories, delete_memory.
+"""Memory tools: store_memory, retrieve_memories, list_memories, delete_memory.
 
-As the seed asks, these tools forgive what they can: over-long content is truncated, and
-importance, limits and offsets are clamped, each with a logged warning; only an invalid
-category (or a wrong type) is refused. Every call runs as a job on the worker.
+A memory is worth keeping even when a detail is off, so these tools forgive what they can:
+over-long content is truncated, and importance, limits and offsets are clamped, each with a logged
+warning; only an invalid category (or a wrong type) is refused. Every call runs as a job on the
+worker.
 """
 
 from __future__ import annotations

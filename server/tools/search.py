@@ -1,4 +1,4 @@
-"""search_experiences (seed 001): past experiences by meaning, on one of four axes."""
+"""search_experiences: past experiences by meaning, on one of four axes."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Git history: commit indexing and search, file history, churn hotspots, authorship (seed 004,
-"Git Tools").
+"""Git history: commit indexing and search, file history, churn hotspots, authorship.
 
 The worker reads history with GitPython (one ``git log`` pass per question). Every request names
 the repository the server looks at (``LMS_REPO_PATH``, made absolute by the server): one worker

@@ -30,9 +30,10 @@ from worker.metadata.store import MetadataStore
 from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Record, VectorStore
 
 # Measured with search_code's reordering (worker.code.rerank) on both our labelled questions
-# (bench/code_quality.py, where BM25 alone beats the dense vectors alone) and the semble benchmark
-# (where the dense side alone beats the fusion): K 100-120 with BM25 weighted 1.25-1.5, and K 80
-# with 1.25, beat the former 60 and 2.0 on both; 100 and 1.25 sit inside that region.
+# (bench/code_quality.py, where BM25 alone beats the dense vectors alone) and the public benchmark
+# of bench/semble.py (where the dense side alone beats the fusion): K 100-120 with BM25 weighted
+# 1.25-1.5, and K 80 with 1.25, beat the former 60 and 2.0 on both; 100 and 1.25 sit inside that
+# region.
 RRF_K = 100
 LEXICAL_WEIGHT = 1.25
 # Taken from each list before fusing, deeper than any limit: the reordering lifts units that

@@ -170,7 +170,7 @@ def _export_graph(st: Any, inputs: tuple[str, ...], path: Path) -> None:
 
 
 def _remove_orphans(models_dir: Path) -> None:
-    """Delete partial exports (~90 MB each) left by processes killed mid-export; a live
+    """Delete partial exports (each the size of the model) left by processes killed mid-export; a live
     process's own is left alone."""
     for partial in models_dir.glob(".*.tmp"):
         pid = partial.name.removesuffix(".tmp").removesuffix(".old").rsplit(".", 1)[-1]

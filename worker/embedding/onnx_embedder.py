@@ -1,7 +1,7 @@
 """The embedder on ONNX Runtime: a sentence-transformers model exported once to an ONNX graph and
 run without torch, transformers or sentence-transformers in the process.
 
-torch alone held most of the worker's memory (~870 MB idle, 1.6-2.3 GB while indexing). Here the
+torch alone held most of the worker's memory (the README's performance section has the figures). Here the
 worker holds the ONNX session and a Rust tokenizer. An export lives in a folder of the models
 cache (``LMS_MODELS_DIR``), shared by every data folder, named after the model and a fingerprint
 of its files and of what reads the export:
@@ -133,7 +133,7 @@ class OnnxEmbedder:
     ) -> None:
         self._session = session
         # Run options for a call's last run: ONNX Runtime's arena keeps the memory of the largest
-        # run for the process's life (~+180 MB after a batch of code units, on an idle worker);
+        # run for the process's life (a lasting rise after a batch of code units, on an idle worker);
         # this gives back what no run is using once a call is done.
         self._release = release
         # Both are only read after this point: concurrent calls are safe.
@@ -317,7 +317,7 @@ def export_folder(models_dir: Path, source: ModelSource) -> Path:
 
 def fingerprint(folder: Path) -> str:
     """Names an export: the model's files (every byte of its configuration, vocabulary and
-    weights: ~0.2 s for MiniLM's 90 MB), the export's format, and the versions of what wrote
+    weights, hashed in a fraction of a second), the export's format, and the versions of what wrote
     the export (sentence-transformers decides the modules) and of what reads it."""
     digest = hashlib.sha256(f"export {EXPORT_VERSION}\0".encode())
     for package in ("sentence-transformers", "onnxruntime"):

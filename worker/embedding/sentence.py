@@ -1,7 +1,7 @@
 """The sentence-transformers embedder on torch, fully offline: the fallback when ONNX Runtime
 cannot serve a model (``worker.embedding.onnx_embedder``), or with ``LMS_EMBEDDING_RUNTIME=torch``.
 
-torch holds most of a process's memory once imported (~700 MB for MiniLM). This module is
+torch holds most of a process's memory once imported. This module is
 importable without it: torch and sentence-transformers are imported inside
 :meth:`SentenceTransformerEmbedder.load`, on a worker thread, never at import.
 """
@@ -24,7 +24,7 @@ from worker.embedding.source import DEFAULT_MODEL, resolve
 log = get_logger(__name__)
 
 # The model's own batch (the indexer hands it 128 texts at a time). Measured on 2 cores with code
-# units of up to 256 tokens: 16 embeds as fast as 32 and its activations peak ~200 MB lower.
+# units of up to 256 tokens: 16 embeds as fast as 32 and its activations peak lower.
 DEFAULT_BATCH_SIZE = 16
 
 

@@ -165,11 +165,6 @@ class MetadataStore:
         """
         return await self._call(_in_transaction, fn)
 
-    async def schema_version(self) -> int:
-        row = await self.fetchone("PRAGMA user_version")
-        assert row is not None
-        return int(row[0])
-
     # -- embedding cache -------------------------------------------------------------------
 
     async def get_embeddings(self, model: str, keys: Sequence[bytes]) -> dict[bytes, Vector]:

@@ -1,23 +1,24 @@
 """Qdrant Edge, the embedded default: one EdgeShard per collection under ``<LMS_DATA_DIR>/vectors``.
 
-What qdrant-edge-py 0.9 does that shaped this module (measured on 2 busy cores, 20k × 384 floats):
+What qdrant-edge-py 0.9 does that shaped this module (measured on 2 busy cores with ``python -m
+bench vectors``; the README has the figures):
 
-- **Every EdgeShard call holds the GIL for its whole duration** (a thread ticking every 0.2 ms
-  stalls as long as the call): ``asyncio.to_thread`` frees nothing and adds ~0.1 ms. Reads (query
-  ~2 ms, count/retrieve < 1 ms) are direct calls. Writes run in a thread, one engine call (~6 ms)
-  per 256 points; building the points is Python-level, so the event loop gets turns throughout.
-- **optimize() holds the GIL throughout**: an HNSW build over a 20k-point segment took 3–12 s,
+- **Every EdgeShard call holds the GIL for its whole duration** (a thread ticking beside it
+  stalls as long as the call): ``asyncio.to_thread`` frees nothing and adds its own cost. Reads
+  (query, count, retrieve: milliseconds) are direct calls. Writes run in a thread, one engine
+  call per 256 points; building the points is Python-level, so the event loop gets turns
+  throughout.
+- **optimize() holds the GIL throughout**: an HNSW build over a large segment takes seconds with
   no search or heartbeat meanwhile (the engine would let queries run beside it; Python cannot).
-  Small segments do not help: below ``full_scan_threshold`` (10 MB of vectors, ~6.5k points) Edge
-  searches a segment exactly even with an HNSW index, so 4k-point builds bought nothing but ~1 s
-  frozen each. HNSW paid off only on one 20k segment (p50 1.0 against 1.9 ms exact; recall@10 0.67
-  on random vectors).
-- So by default vectors are **not HNSW-indexed**: search is exact, ~2 ms at 20k points (~10 ms at
-  100k; bigger collections want a Qdrant server, ``LMS_QDRANT_URL``), filters use the payload
-  indexes, and ``optimize()`` only vacuums and merges (~0.1 s after deleting 12k of 20k). It runs in
-  the background once 4096 writes have come and writes pause for ``QUIET_S``, one pass at a time per
-  collection, never inside a search or a bulk load. ``hnsw_threshold`` turns HNSW on for segments
-  holding more vector bytes than it, at the cost above.
+  Small segments do not help: below ``full_scan_threshold`` Edge searches a segment exactly even
+  with an HNSW index, so small builds bought nothing but time frozen. HNSW paid off only on the
+  largest segments, and then little.
+- So by default vectors are **not HNSW-indexed**: search is exact (collections far beyond the
+  benchmark's size want a Qdrant server, ``LMS_QDRANT_URL``), filters use the payload indexes,
+  and ``optimize()`` only vacuums and merges. It runs in the background once 4096 writes have
+  come and writes pause for ``QUIET_S``, one pass at a time per collection, never inside a search
+  or a bulk load. ``hnsw_threshold`` turns HNSW on for segments holding more vector bytes than
+  it, at the cost above.
 - The shard locks its WAL ("WouldBlock" on a second load), per collection and cryptically: the
   store takes one ``flock`` on ``<root>/.lock``, with a clear message for a second process.
 - ``MatchValue(True)`` becomes the integer 1 and matches nothing: bools go as ``numpy.bool_``.
