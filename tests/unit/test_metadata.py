@@ -283,3 +283,17 @@ async def _schema_version(store: MetadataStore) -> int:
     row = await store.fetchone("PRAGMA user_version")
     assert row is not None
     return int(row[0])
+
+
+async def test_units_are_looked_up_by_name_through_an_index_before_any_statistics(tmp_path: Path) -> None:
+    store = await MetadataStore.open(tmp_path / "fresh.sqlite3")
+    try:
+        for sql in (
+            "SELECT point_id FROM code_lexical WHERE name = ? COLLATE NOCASE AND ? IS NOT NULL LIMIT 5",
+            "SELECT point_id FROM code_lexical WHERE name COLLATE NOCASE IN (?, ?) LIMIT 5",
+            "SELECT point_id FROM code_lexical WHERE name = ? COLLATE NOCASE AND project = ? LIMIT 5",
+        ):
+            plan = await store.fetchall("EXPLAIN QUERY PLAN " + sql, ("a", "b"))
+            assert any("USING INDEX" in str(row[3]) for row in plan), (sql, [tuple(r) for r in plan])
+    finally:
+        await store.close()

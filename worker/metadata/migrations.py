@@ -114,6 +114,12 @@ MIGRATIONS: tuple[str, ...] = (
     UPDATE embedding_cache SET used_at = created_at;
     CREATE INDEX embedding_cache_used ON embedding_cache (used_at);
     """,
+    # 9: units looked up by name across every project (a search without a project names a
+    # symbol): the (project, name) index serves that only once SQLite has statistics, which a
+    # worker that has not closed its store yet lacks, and a scan of every row costs far more.
+    """
+    CREATE INDEX code_lexical_name_any ON code_lexical (name COLLATE NOCASE);
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)
