@@ -91,10 +91,9 @@ async def _modes(
     settings: Settings, labelled: list[dict[str, Any]]
 ) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str, str]]]]]:
     """The answer's rank per question in each mode, and each side's top 50 to try other fusions on."""
-    from server.jobclient.arq_client import ArqJobClient
-    from server.jobclient.base import run_job
+    from server.transport.arq import ArqTransport
 
-    client = ArqJobClient(settings)
+    client = ArqTransport(settings)
     ranks: dict[str, list[int | None]] = {mode: [] for mode in MODES}
     lists: dict[str, list[list[tuple[str, str, str]]]] = {"semantic": [], "lexical": []}
     try:
@@ -102,7 +101,7 @@ async def _modes(
             for mode in MODES:
                 limit = 10 if mode in ("hybrid", "fused") else FUSION_DEPTH
                 request = SearchCodeRequest(query=item["query"], project=PROJECT, limit=limit, mode=mode)
-                found = await run_job(client, SEARCH_CODE, request, timeout_s=60)
+                found = await client.run(SEARCH_CODE, request, budget_s=60)
                 hits = [hit.model_dump() for hit in found.results]
                 ranks[mode].append(_rank(hits[:10], item["answers"]))
                 if mode in lists:

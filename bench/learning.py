@@ -25,8 +25,7 @@ from bench.common import BenchError, print_table, progress, report_tool_targets
 from bench.processes import serving
 from server.cli.client import result_payload
 from server.cli.samples import SampleEntry, generated_entries
-from server.jobclient import run_job
-from server.jobclient.arq_client import ArqJobClient
+from server.transport.arq import ArqTransport
 from shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     GhapEntry,
@@ -69,13 +68,13 @@ def datetime_at(number: int) -> datetime:
     return datetime(2025, 1, 1, tzinfo=UTC) + timedelta(minutes=number)
 
 
-async def _persist(jobs: ArqJobClient, samples: list[SampleEntry], numbers: range) -> None:
+async def _persist(jobs: ArqTransport, samples: list[SampleEntry], numbers: range) -> None:
     pending = iter(numbers)
 
     async def lane() -> None:
         for number in pending:
             request = PersistExperienceRequest(entry=entry_of(samples[number], number))
-            await run_job(jobs, PERSIST_EXPERIENCE, request, timeout_s=300)
+            await jobs.run(PERSIST_EXPERIENCE, request, budget_s=300)
 
     await asyncio.gather(*(lane() for _ in range(IN_FLIGHT)))
 
@@ -104,7 +103,7 @@ def _story(member: dict[str, Any], i: int) -> str:
 
 
 async def _measure(
-    client: Any, jobs: ArqJobClient, samples: list[SampleEntry], loaded: int, args: argparse.Namespace
+    client: Any, jobs: ArqTransport, samples: list[SampleEntry], loaded: int, args: argparse.Namespace
 ) -> tuple[dict[str, list[float]], int, dict[str, Any]]:
     times: dict[str, list[float]] = {}
     for _ in range(args.cold):
@@ -155,7 +154,7 @@ async def _tools(
         settings: Settings = load_settings(
             redis_url=worker.env["LMS_REDIS_URL"], namespace=worker.env["LMS_NAMESPACE"], queue="arq"
         )
-        jobs = ArqJobClient(settings)
+        jobs = ArqTransport(settings)
         try:
             await _call(client, "search_experiences", {"query": "warm-up"})  # the model is loaded
             loaded = 0

@@ -25,7 +25,6 @@ from typing import Any
 from arq import create_pool
 from arq.connections import ArqRedis, RedisSettings
 from arq.jobs import JobStatus
-from pydantic import BaseModel
 from redis.asyncio import Redis
 
 from bench.arq_baseline import FUNCTION_NAME, QUEUE_ENV, REDIS_URL_ENV
@@ -40,11 +39,10 @@ from bench.common import (
     wait_until,
 )
 from bench.processes import WorkerProcess, start_worker, stop_worker
-from server.jobclient.arq_client import ArqJobClient
-from server.jobclient.base import run_job
+from server.transport.arq import ArqTransport
+from shared import arq_backend
 from shared.contracts.diagnostics import NOOP, NoopRequest
-from shared.jobs import JobSpec
-from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_JOB_PREFIX, ARQ_RESULT_PREFIX, Keys
+from shared.keys import Keys
 from shared.settings import ConfigError, load_settings
 from shared.state import live_workers
 
@@ -94,19 +92,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # --- clients -----------------------------------------------------------------------
-
-
-class RecordingJobClient(ArqJobClient):
-    """The server's client, remembering job ids so their (global) arq:result keys can be deleted after."""
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.job_ids: list[str] = []
-
-    async def submit(self, spec: JobSpec[Any, Any], request: BaseModel, *, job_id: str | None = None) -> str:
-        submitted = await super().submit(spec, request, job_id=job_id)
-        self.job_ids.append(submitted)
-        return submitted
 
 
 @dataclass
@@ -194,9 +179,15 @@ async def delete_keys(redis: Redis, namespace: str, baseline_queue: str, job_ids
     """Remove everything the run left: our namespace, the baseline queue, and arq's per-job keys."""
     keys = [key async for key in redis.scan_iter(match=f"{namespace}:*", count=1000)]
     keys.append(baseline_queue)
+    # Our job ids carry the namespace; arq's keys for them are global.
+    ours = f"{namespace}.*"
+    for pattern in (arq_backend.result_key(ours), arq_backend.job_key(ours), arq_backend.retry_key(ours)):
+        keys += [key async for key in redis.scan_iter(match=pattern, count=1000)]
     for job_id in job_ids:
-        keys += [prefix + job_id for prefix in (ARQ_RESULT_PREFIX, ARQ_JOB_PREFIX, ARQ_IN_PROGRESS_PREFIX)]
-        keys.append(f"arq:retry:{job_id}")
+        keys += [
+            key(job_id) for key in (arq_backend.result_key, arq_backend.job_key, arq_backend.in_progress_key)
+        ]
+        keys.append(arq_backend.retry_key(job_id))
     deleted = 0
     for start in range(0, len(keys), 1000):
         deleted += await redis.delete(*keys[start : start + 1000])
@@ -342,12 +333,12 @@ async def _start_workers(args: argparse.Namespace, namespace: str, tmp: Path) ->
 
 
 async def _measure_latencies(
-    args: argparse.Namespace, client: RecordingJobClient, baseline: Baseline
+    args: argparse.Namespace, client: ArqTransport, baseline: Baseline
 ) -> tuple[list[float], list[float]]:
     request = NoopRequest()
 
     async def ours_job() -> object:
-        return await run_job(client, NOOP, request, timeout_s=JOB_TIMEOUT_S)
+        return await client.run(NOOP, request, budget_s=JOB_TIMEOUT_S)
 
     progress(f"ours: {WARMUP_JOBS} warm-up jobs, then {args.jobs} timed")
     await time_jobs(WARMUP_JOBS, ours_job)
@@ -371,7 +362,7 @@ async def _run_in(args: argparse.Namespace, namespace: str, tmp: Path) -> dict[s
         settings = load_settings(redis_url=args.redis_url, namespace=namespace, queue="arq", data_dir=tmp)
     except ConfigError as exc:  # an LMS_* variable in our environment, which the worker would inherit
         raise BenchError(str(exc)) from None
-    client = RecordingJobClient(settings)
+    client = ArqTransport(settings)
     baseline = Baseline(
         await create_pool(RedisSettings.from_dsn(args.redis_url)), _baseline_queue(namespace), []
     )
@@ -387,7 +378,7 @@ async def _run_in(args: argparse.Namespace, namespace: str, tmp: Path) -> dict[s
     finally:
         # Workers first: a live one would write its heartbeat back after the keys are deleted.
         exit_codes = await asyncio.gather(*(stop_worker(w) for w in workers))
-        await delete_keys(client.redis, namespace, baseline.queue, [*client.job_ids, *baseline.job_ids])
+        await delete_keys(client.redis, namespace, baseline.queue, baseline.job_ids)
         await client.close()
         await baseline.pool.aclose()
     result = summarise(ours, arq, idle, args, namespace)

@@ -220,10 +220,9 @@ async def _search(
     if mode == "hybrid":
         answer = await _call(client, "search_code", {"query": query, "project": project, "limit": K})
         return list(answer["results"])
-    from server.jobclient.base import run_job
 
     request = SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
-    found = await run_job(job_client, SEARCH_CODE, request, timeout_s=120)
+    found = await job_client.run(SEARCH_CODE, request, budget_s=120)
     return [hit.model_dump() for hit in found.results]
 
 
@@ -255,9 +254,9 @@ async def _run_repo(
         )
         job_client = None
         if args.mode != "hybrid":
-            from server.jobclient.arq_client import ArqJobClient
+            from server.transport.arq import ArqTransport
 
-            job_client = ArqJobClient(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
+            job_client = ArqTransport(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
         per_query: list[dict[str, Any]] = []
         try:
             for query in queries:

@@ -14,8 +14,8 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from server.jobclient import JobClient, JobStillRunning
 from server.journal.journal import Journal
+from server.transport import JobStillRunning, Transport
 from shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     GhapEntry,
@@ -39,7 +39,7 @@ DRAIN_WAIT_S = 30.0
 
 
 async def persist(
-    jobs: JobClient,
+    jobs: Transport,
     entry: GhapEntry,
     *,
     retry_delays: tuple[float, ...] = RETRY_DELAYS_S,
@@ -60,14 +60,13 @@ async def persist(
                 break
             await asyncio.sleep(delay)
         try:
-            if job_id is None:
-                job_id = await jobs.submit(PERSIST_EXPERIENCE, request)
-            wait_s = min(ATTEMPT_WAIT_S, deadline - time.monotonic())
-            return await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=max(wait_s, 0.0))
-        except JobStillRunning:
+            wait_s = max(min(ATTEMPT_WAIT_S, deadline - time.monotonic()), 0.0)
+            # With the id of a job still queued or running, this waits for it again.
+            return await jobs.run(PERSIST_EXPERIENCE, request, budget_s=wait_s, job_id=job_id)
+        except JobStillRunning as running:
             # Queued or running (a worker starting, or none yet): keep waiting for that job,
             # rather than queueing another copy of it.
-            last = None
+            last, job_id = None, running.job_id
         except ValidationError:
             raise  # a request the worker refuses will not be accepted by retrying
         except LmsError as exc:
@@ -80,24 +79,25 @@ async def persist(
     raise last or InternalError()
 
 
-async def finish_later(journal: Journal, jobs: JobClient, entry: GhapEntry, job_id: str) -> None:
+async def finish_later(journal: Journal, jobs: Transport, entry: GhapEntry, job_id: str) -> None:
     """Wait on for a persist job that outlived the tool's answer, and mark its entry stored; if it
     does not finish, the entry stays in the outbox for the drain."""
     try:
-        await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=DRAIN_WAIT_S)
+        await jobs.run(
+            PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry), budget_s=DRAIN_WAIT_S, job_id=job_id
+        )
     except (LmsError, JobStillRunning) as exc:
         log.info("experience.persist_deferred", ghap_id=entry.id, reason=str(exc))
         return
     await asyncio.to_thread(journal.mark_persisted, entry.id)
 
 
-async def drain_outbox(journal: Journal, jobs: JobClient) -> int:
+async def drain_outbox(journal: Journal, jobs: Transport) -> int:
     """Persist what the outbox holds (one try each); return how many were stored."""
     stored = 0
     for entry in await asyncio.to_thread(journal.outbox):
         try:
-            job_id = await jobs.submit(PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry))
-            await jobs.wait(PERSIST_EXPERIENCE, job_id, timeout_s=DRAIN_WAIT_S)
+            await jobs.run(PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry), budget_s=DRAIN_WAIT_S)
         except (LmsError, JobStillRunning) as exc:
             log.info("experience.outbox_waits", ghap_id=entry.id, reason=str(exc))
             break  # the worker or Redis is away: the rest waits for the next round too

@@ -13,10 +13,10 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
 from server.hooks.values_cache import refresh_values_cache
-from server.jobclient import JobClient, create_job_client
 from server.journal.journal import Journal
 from server.loops.store import LoopStore
 from server.persistence import keep_draining
+from server.transport import Transport, create_transport
 from shared.jobs import JobProgress, JobSpec
 from shared.loop_settings import load_loop_settings
 from shared.settings import Settings, get_settings
@@ -27,7 +27,7 @@ Resp = TypeVar("Resp", bound=BaseModel)
 @dataclass
 class AppContext:
     settings: Settings
-    jobs: JobClient
+    jobs: Transport
     # One per server process: an active GHAP entry from another session is an orphan.
     session_id: str
     _journal: Journal | None = None
@@ -62,7 +62,7 @@ def make_lifespan(
     @asynccontextmanager
     async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
         resolved = settings or get_settings()
-        jobs = await create_job_client(resolved)
+        jobs = await create_transport(resolved)
         app = AppContext(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
         background = [
             asyncio.create_task(keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain")
@@ -101,8 +101,6 @@ async def await_job(
     async def relay(progress: JobProgress) -> None:
         await ctx.report_progress(progress.current, progress.total, progress.message)
 
-    if dedupe_key is None:
-        job_id = await app.jobs.submit(spec, request)
-    else:
-        job_id, _ = await app.jobs.submit_once(spec, request, key=dedupe_key)
-    return await app.jobs.wait(spec, job_id, timeout_s=app.settings.tool_wait_s, on_progress=relay)
+    return await app.jobs.run(
+        spec, request, budget_s=app.settings.tool_wait_s, dedupe_key=dedupe_key, on_progress=relay
+    )

@@ -18,7 +18,7 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from server.jobclient import JobStillRunning
+from server.transport import JobStillRunning
 from shared.errors import InternalError, LmsError, NotFoundError, ValidationError
 from shared.log import get_logger
 
@@ -26,12 +26,16 @@ log = get_logger(__name__)
 P = ParamSpec("P")
 F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _SDK_PREFIX = "Error executing tool "
+# Marks an error result as ours (its type), so the middleware tells it from the SDK's without
+# reading its text back.
+ERROR_META_KEY = "learning-memory/error"
 
 
 def error_result(error: LmsError) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(error.to_payload()))],
         is_error=True,
+        meta={ERROR_META_KEY: error.type},
     )
 
 
@@ -86,24 +90,16 @@ def _from_sdk_text(text: str) -> LmsError:
     return InternalError()
 
 
-def _is_ours(text: str) -> bool:
-    try:
-        body = json.loads(text)
-    except ValueError:
-        return False
-    return isinstance(body, dict) and "error" in body
-
-
 class ToolErrorMiddleware:
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         result = await call_next(ctx)
         # By now the result is shaped for the wire: a dict in the protocol's own names.
         if ctx.method != "tools/call" or not isinstance(result, dict) or not result.get("isError"):
             return result
+        if ERROR_META_KEY in (result.get("_meta") or {}):
+            return result
         blocks = result.get("content") or []
         text = "".join(
             str(b.get("text", "")) for b in blocks if isinstance(b, dict) and b.get("type") == "text"
         )
-        if _is_ours(text):
-            return result
         return error_result(_from_sdk_text(text)).model_dump(by_alias=True, mode="json", exclude_none=True)

@@ -15,6 +15,10 @@ from pydantic import BaseModel, ConfigDict
 
 from shared.keys import Queue
 
+# A try that crashed is run again after this many seconds times the tries so far (in both
+# queue modes), up to the spec's ``max_tries``.
+RETRY_DEFER_S = 0.5
+
 Req = TypeVar("Req", bound=BaseModel)
 Resp = TypeVar("Resp", bound=BaseModel)
 

@@ -1,7 +1,7 @@
 """Every Redis key and channel we own, in one place, under one namespace.
 
-arq's own keys (``arq:job:<id>``, ``arq:result:<id>``, ``arq:in-progress:<id>``) are
-global but keyed by random job ids; queue names carry the namespace.
+arq's own keys (:mod:`shared.arq_backend`) are global, but job ids carry the namespace, as
+queue names do.
 """
 
 from __future__ import annotations
@@ -72,10 +72,3 @@ class Keys:
     def sessions(self) -> str:
         """Sorted set of live sessions (servers), each scored by when it lapses unless renewed."""
         return f"{self.namespace}:sessions"
-
-
-# arq's fixed key prefixes (arq.constants), named here so no module spells them.
-ARQ_JOB_PREFIX = "arq:job:"
-ARQ_RESULT_PREFIX = "arq:result:"
-ARQ_IN_PROGRESS_PREFIX = "arq:in-progress:"
-ARQ_RETRY_PREFIX = "arq:retry:"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from server.jobclient.arq_client import ArqJobClient
+from server.transport.arq import ArqTransport
 from shared.keys import Keys
 from shared.settings import Settings, load_settings
 from shared.state import live_workers
@@ -68,9 +68,9 @@ async def redis(namespace: str) -> AsyncIterator[Redis]:
 
 
 @pytest.fixture
-async def arq_jobs(settings: Settings, redis: Redis) -> AsyncIterator[ArqJobClient]:
+async def arq_jobs(settings: Settings, redis: Redis) -> AsyncIterator[ArqTransport]:
     """The arq job client of this test's namespace (``redis`` first, so keys outlive the client)."""
-    client = ArqJobClient(settings)
+    client = ArqTransport(settings)
     yield client
     await client.close()
 

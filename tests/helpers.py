@@ -12,9 +12,14 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from pydantic import BaseModel
+
+from shared.jobs import JobSpec
 
 if TYPE_CHECKING:
+    from server.transport import Transport
     from worker.context import JobContext
 
 T = TypeVar("T")
@@ -91,3 +96,15 @@ def pids_of(command_part: str, env_entry: str) -> list[int]:
         if command_part in cmdline and env_entry.encode() in environ:
             found.append(int(proc.name))
     return found
+
+
+async def start_job(transport: Transport, spec: JobSpec[Any, Any], request: BaseModel, **kwargs: Any) -> str:
+    """Start a job without waiting for it (a budget of 0): its id, to join later with
+    ``transport.run(..., job_id=...)``."""
+    from server.transport import JobStillRunning
+
+    try:
+        await transport.run(spec, request, budget_s=0, **kwargs)
+    except JobStillRunning as running:
+        return running.job_id
+    raise AssertionError("a budget of 0 hands back the job id")

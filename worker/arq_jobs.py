@@ -1,17 +1,23 @@
-"""Adapts each job spec to an arq function: arq's ctx dict in, the result envelope out."""
+"""Adapts each job spec to an arq function: arq's ctx dict in, the result envelope out.
+
+A try that crashes (anything but a domain error, which is a result) is run again after a
+short delay, up to the spec's tries, as the inline transport does.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from arq.worker import Function, func
-
+from shared.arq_backend import Function, Retry, func
 from shared.contracts import ALL_SPECS
-from shared.jobs import JobSpec
+from shared.jobs import RETRY_DEFER_S, JobSpec
 from shared.keys import Queue
+from shared.log import get_logger
 from worker.context import JobContext
 from worker.progress import RedisProgress
 from worker.registry import execute, implementations
+
+log = get_logger(__name__)
 
 
 def arq_function(spec: JobSpec[Any, Any]) -> Function:
@@ -22,7 +28,12 @@ def arq_function(spec: JobSpec[Any, Any]) -> Function:
             job_try=ctx["job_try"],
             report=RedisProgress(ctx["redis"], ctx["keys"], ctx["job_id"]),
         )
-        return await execute(spec, payload, job_ctx)
+        try:
+            return await execute(spec, payload, job_ctx)
+        except Exception as exc:
+            log.exception("job.try_failed", job=spec.name, job_id=job_ctx.job_id, job_try=job_ctx.job_try)
+            # arq runs it again, and records the failure once the tries are spent.
+            raise Retry(defer=RETRY_DEFER_S * job_ctx.job_try) from exc
 
     return func(run, name=spec.name, timeout=spec.timeout_s, max_tries=spec.max_tries)
 

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared import codec
+from shared import arq_backend, codec
 from shared.jobs import WorkerIdentity
-from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_RESULT_PREFIX, Keys
+from shared.keys import Keys
 from shared.log import get_logger
 from shared.state import smembers
 
@@ -62,8 +62,8 @@ class Heartbeat:
             running_key = self._keys.running(worker_id)
             for raw_job in await smembers(self._redis, running_key):
                 job_id = raw_job.decode()
-                if not await self._redis.exists(ARQ_RESULT_PREFIX + job_id):
-                    released += await self._redis.delete(ARQ_IN_PROGRESS_PREFIX + job_id)
+                if not await self._redis.exists(arq_backend.result_key(job_id)):
+                    released += await self._redis.delete(arq_backend.in_progress_key(job_id))
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.delete(running_key)
                 pipe.srem(self._keys.workers, worker_id)

@@ -1,28 +1,59 @@
-"""arq entry point: ``arq worker.main.WorkerSettings`` (or ``learning-memory worker``).
+"""The worker's entry point: ``learning-memory worker``.
 
-Settings are read at import, so a bad ``LMS_*`` value stops the worker before it starts.
+Settings are read first, so a bad ``LMS_*`` value stops the worker before it starts.
+SIGTERM and SIGINT stop it gracefully: running jobs get a grace period, the rest go back
+on their queues for another worker.
 """
 
 from __future__ import annotations
 
-from arq.connections import RedisSettings
+import asyncio
+import signal
 
-from shared import codec
-from shared.keys import Keys, Queue
-from shared.settings import get_settings
-from worker.arq_jobs import arq_functions
-from worker.process import HEALTH_CHECK_INTERVAL_S, run_worker_process
+from redis.exceptions import RedisError
 
-_settings = get_settings()
+from shared import arq_backend
+from shared.keys import Keys
+from shared.log import configure_logging
+from shared.settings import Settings, get_settings
+from shared.state import live_workers
 
 
-class WorkerSettings:
-    # The shell worker never polls (see worker.process); its queue name makes
-    # ``arq --check`` read the interactive queue's health key.
-    functions = arq_functions()
-    queue_name = Keys(_settings.namespace).queue(Queue.INTERACTIVE)
-    redis_settings = RedisSettings.from_dsn(_settings.redis_url)
-    on_startup = run_worker_process
-    health_check_interval = HEALTH_CHECK_INTERVAL_S
-    job_serializer = codec.dumps
-    job_deserializer = codec.loads
+def run(exit_when_idle: bool = False) -> int:
+    settings = get_settings()
+    configure_logging(settings.log_level)
+    asyncio.run(_serve(settings, exit_when_idle))
+    return 0
+
+
+async def _serve(settings: Settings, exit_when_idle: bool) -> None:
+    from worker.process import run_worker_process
+
+    loop = asyncio.get_running_loop()
+    main = asyncio.current_task()
+    assert main is not None
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, main.cancel)
+    redis = arq_backend.connect(settings.redis_url)
+    try:
+        await run_worker_process(redis, settings, exit_when_idle=exit_when_idle)
+    except asyncio.CancelledError:
+        pass  # asked to stop: run_worker_process has stopped its queue workers
+    finally:
+        await redis.aclose(close_connection_pool=True)
+
+
+def check() -> int:
+    """0 when a worker of this namespace beats in Redis, else 1: a container's health check."""
+    settings = get_settings()
+
+    async def any_alive() -> bool:
+        redis = arq_backend.connect(settings.redis_url)
+        try:
+            return bool(await live_workers(redis, Keys(settings.namespace)))
+        except (RedisError, OSError):
+            return False
+        finally:
+            await redis.aclose(close_connection_pool=True)
+
+    return 0 if asyncio.run(any_alive()) else 1

@@ -1,11 +1,8 @@
 """The worker process: one queue worker per queue in one event loop, plus wake-ups and heartbeat.
 
-arq runs a single queue per ``Worker``, and ``arq worker.main.WorkerSettings`` always
-builds a plain ``Worker``. So that both ``arq ...`` and ``learning-memory worker`` run the
-very same thing, the plain worker is only a shell: its ``on_startup`` hook is
-:func:`run_worker_process`, which builds the services once and then runs the real
-queue workers until the shell is told to stop (SIGTERM/SIGINT cancel it), when it
-lets running jobs finish for a grace period and puts the rest back on their queues.
+arq runs a single queue per ``Worker``: :func:`run_worker_process` builds the services once
+and runs a queue worker for each queue until it is cancelled, when it lets running jobs
+finish for a grace period and puts the rest back on their queues.
 """
 
 from __future__ import annotations
@@ -14,17 +11,15 @@ import asyncio
 import contextlib
 from typing import Any
 
-from arq.connections import ArqRedis
-
 from shared import codec
+from shared.arq_backend import ArqRedis, QueueWorker
 from shared.keys import Keys, Queue
-from shared.log import configure_logging, get_logger
-from shared.settings import get_settings
+from shared.log import get_logger
+from shared.settings import Settings
 from worker.arq_jobs import arq_functions
 from worker.context import WorkerServices
 from worker.heartbeat import Heartbeat
 from worker.idle_exit import IdleExit
-from worker.queue_worker import QueueWorker
 from worker.wake import listen_for_wakeups
 
 log = get_logger(__name__)
@@ -63,11 +58,10 @@ def build_queue_workers(
     }
 
 
-async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
-    settings = get_settings()
-    configure_logging(settings.log_level)
+async def run_worker_process(redis: ArqRedis, settings: Settings, *, exit_when_idle: bool = False) -> None:
+    """Serve both queues until cancelled. ``exit_when_idle`` (how a server autostarts a worker):
+    leave after ``LMS_WORKER_IDLE_EXIT_S`` with no job and no live session."""
     keys = Keys(settings.namespace)
-    redis: ArqRedis = shell_ctx["redis"]
     services = WorkerServices(settings)
     services.locks.connect(redis, keys)
     # Opens the stores now: a second worker on a locked embedded store stops here, before it
@@ -92,8 +86,6 @@ async def run_worker_process(shell_ctx: dict[str, Any]) -> None:
     # The autostart lock only guards start-up: with this worker alive, free it so that a
     # server can start a replacement at once if this worker later dies.
     await redis.delete(keys.autostart_lock)
-    # Set by `learning-memory worker --exit-when-idle`, which is how a server autostarts one.
-    exit_when_idle = bool(shell_ctx.get("exit_when_idle"))
     log.info(
         "worker.started",
         worker=services.identity.id,

@@ -26,11 +26,14 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--transport", choices=["stdio", "http"], default="stdio")
     serve.add_argument("--host", default="127.0.0.1", help="HTTP bind address (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
-    worker = sub.add_parser("worker", help="run the arq worker (both queues)")
+    worker = sub.add_parser("worker", help="run the worker (both queues)")
     worker.add_argument(
         "--exit-when-idle",
         action="store_true",
         help="leave after LMS_WORKER_IDLE_EXIT_S with no job and no live session (as autostarted)",
+    )
+    worker.add_argument(
+        "--check", action="store_true", help="exit 0 when a worker is alive, else 1 (a health check)"
     )
     call = sub.add_parser("call", help="call one tool through a fresh server over stdio; print JSON")
     call.add_argument("tool")
@@ -65,14 +68,10 @@ def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> in
     return 0
 
 
-def _worker(exit_when_idle: bool) -> int:
-    from arq.worker import run_worker
+def _worker(exit_when_idle: bool, check: bool) -> int:
+    from worker import main
 
-    from worker.main import WorkerSettings
-
-    # arq hands this dict to the worker's start-up hook, which runs the real queue workers.
-    run_worker(WorkerSettings, ctx={"exit_when_idle": exit_when_idle})  # type: ignore[arg-type]
-    return 0
+    return main.check() if check else main.run(exit_when_idle)
 
 
 async def _call(tool: str, arguments: str) -> int:
@@ -130,7 +129,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             get_loop_settings()  # a bad FSDD_LOOP_* value stops start-up too, not the first loop
             return _serve(args.transport, args.host, args.port, front)
         if args.command == "worker":
-            return _worker(args.exit_when_idle)
+            return _worker(args.exit_when_idle, args.check)
         if args.command == "call":
             return asyncio.run(_call(args.tool, args.arguments))
         if args.command == "status":

@@ -9,7 +9,7 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.jobclient.arq_client import connect
+from server.transport.arq import connect
 from shared import __version__
 from shared.keys import Keys, Queue
 from shared.sessions import live_sessions

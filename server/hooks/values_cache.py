@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
-from server.jobclient import JobStillRunning, run_job
 from server.journal.files import atomic_write
+from server.transport import JobStillRunning
 from shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
 from shared.errors import LmsError
 from shared.log import get_logger
@@ -42,8 +42,8 @@ async def refresh_values_cache(app: AppContext) -> None:
     """Ask the worker for the strongest values and keep them for the brief; on failure the old
     file stays (a stale brief beats none)."""
     try:
-        found = await run_job(
-            app.jobs, LIST_VALUES, ListValuesRequest(limit=MAX_VALUES), timeout_s=app.settings.tool_wait_s
+        found = await app.jobs.run(
+            LIST_VALUES, ListValuesRequest(limit=MAX_VALUES), budget_s=app.settings.tool_wait_s
         )
     except (LmsError, JobStillRunning) as exc:
         log.info("values_cache.not_refreshed", reason=str(exc))

@@ -10,7 +10,6 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from server.fail_open import within_budget
-from server.jobclient import run_job
 from server.services import AppContext, app_context, await_job
 from server.tool_errors import tool
 from server.tools.inputs import utf8_safe
@@ -47,7 +46,7 @@ async def assemble(
     request = AssembleContextRequest(
         query=query, budget_tokens=budget_tokens, min_score=min_score, max_items=max_items
     )
-    return await run_job(app.jobs, ASSEMBLE_CONTEXT, request, timeout_s=timeout_s)
+    return await app.jobs.run(ASSEMBLE_CONTEXT, request, budget_s=timeout_s)
 
 
 async def premortem(
@@ -60,7 +59,7 @@ async def premortem(
         limit=limit,
         min_score=app.settings.premortem_min_score,
     )
-    found = await run_job(app.jobs, PREMORTEM, request, timeout_s=timeout_s)
+    found = await app.jobs.run(PREMORTEM, request, budget_s=timeout_s)
     return [warning.model_dump(mode="json") for warning in found.warnings]
 
 

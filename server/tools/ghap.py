@@ -17,12 +17,12 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
 from server.background import spawn
-from server.jobclient import JobStillRunning
 from server.persistence import RESOLVE_BUDGET_S, finish_later, persist
 from server.services import AppContext, app_context
 from server.tool_errors import tool
 from server.tools.context import premortem_or_nothing
 from server.tools.inputs import utf8_safe
+from server.transport import JobStillRunning
 from shared.contracts.experiences import (
     DOMAINS,
     MAX_GHAP_FIELD_CHARS,

@@ -9,6 +9,7 @@ open (``server.fail_open``): no answer in time is an empty answer, never an erro
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import re
 from datetime import UTC, datetime
@@ -25,6 +26,7 @@ from server.services import AppContext, app_context
 from server.tool_errors import tool
 from server.tools.context import assemble, render
 from server.tools.inputs import utf8_safe
+from server.transport import JobStillRunning
 from shared.context_lines import estimate_tokens, one_line
 from shared.contracts.code import REINDEX_FILE, ReindexFileRequest
 from shared.contracts.experiences import Evidence, GhapEntry
@@ -163,8 +165,10 @@ def register(server: MCPServer[AppContext]) -> None:
             return ""
 
         async def work() -> str:
-            # Queued, not awaited: the batch queue re-reads the file while the session goes on.
-            await app.jobs.submit(REINDEX_FILE, ReindexFileRequest(path=str(path)))
+            # Queued, not awaited (a budget of 0): the batch queue re-reads the file while the
+            # session goes on.
+            with contextlib.suppress(JobStillRunning):
+                await app.jobs.run(REINDEX_FILE, ReindexFileRequest(path=str(path)), budget_s=0)
             return ""
 
         return await within_budget(app, "file_changed", work, "")

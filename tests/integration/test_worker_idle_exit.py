@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from server.jobclient import create_job_client, run_job
+from server.transport import create_transport
 from shared.contracts.diagnostics import PING, PingRequest
 from shared.keys import Keys
 from shared.sessions import live_sessions
@@ -68,12 +68,12 @@ async def test_a_session_keeps_the_worker_it_started_and_its_end_lets_it_go(
     session_settings = settings.model_copy(
         update={"autostart_worker": True, "worker_idle_exit_s": float(IDLE_S), "log_level": "DEBUG"}
     )
-    client = await create_job_client(session_settings)
+    client = await create_transport(session_settings)
     closed = False
     try:
         pid = await wait_for_worker(redis, settings.namespace)  # the session started one
         assert await live_sessions(redis, keys) == 1
-        answer = await run_job(client, PING, PingRequest(), timeout_s=60)
+        answer = await client.run(PING, PingRequest(), budget_s=60)
         assert answer.worker.pid == pid
         log_path = settings.log_dir / "worker.log"
 

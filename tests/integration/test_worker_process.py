@@ -10,26 +10,26 @@ import sys
 import pytest
 from redis.asyncio import Redis
 
-from server.jobclient import JobStillRunning, run_job
-from server.jobclient.arq_client import ArqJobClient
+from server.transport import JobStillRunning
+from server.transport.arq import ArqTransport
 from shared.contracts.diagnostics import NOOP, PING, PING_BATCH, NoopRequest, PingRequest
 from shared.errors import UnavailableError
 from shared.jobs import JobProgress
 from shared.keys import Keys
 from shared.settings import Settings
 from tests.conftest import WorkerFactory, wait_for_worker
-from tests.helpers import stop_process, wait_for
+from tests.helpers import start_job, stop_process, wait_for
 
 pytestmark = pytest.mark.redis
 Worker = subprocess.Popen[bytes]
 
 
-async def _in_progress(client: ArqJobClient, job_id: str) -> bool:
+async def _in_progress(client: ArqTransport, job_id: str) -> bool:
     return (await client.status(job_id)).state == "in_progress"
 
 
-async def test_ping_round_trip_reports_the_worker(live_worker: Worker, arq_jobs: ArqJobClient) -> None:
-    answer = await run_job(arq_jobs, PING, PingRequest(), timeout_s=10)
+async def test_ping_round_trip_reports_the_worker(live_worker: Worker, arq_jobs: ArqTransport) -> None:
+    answer = await arq_jobs.run(PING, PingRequest(), budget_s=10)
     assert answer.worker.pid == live_worker.pid
     assert answer.job_try == 1
     status = await arq_jobs.status(answer.job_id)
@@ -37,49 +37,50 @@ async def test_ping_round_trip_reports_the_worker(live_worker: Worker, arq_jobs:
     assert status.result is not None and status.result["worker"]["pid"] == live_worker.pid
     assert status.enqueued_at is not None and status.finished_at is not None
     for _ in range(50):  # many in a row: no wake-up is ever lost
-        await run_job(arq_jobs, NOOP, NoopRequest(), timeout_s=10)
+        await arq_jobs.run(NOOP, NoopRequest(), budget_s=10)
     assert [w["pid"] for w in await arq_jobs.worker_info()] == [live_worker.pid]
 
 
 async def test_progress_is_relayed_and_budget_returns_job_id(
-    live_worker: Worker, arq_jobs: ArqJobClient
+    live_worker: Worker, arq_jobs: ArqTransport
 ) -> None:
     seen: list[JobProgress] = []
 
     async def on_progress(progress: JobProgress) -> None:
         seen.append(progress)
 
-    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=2500))
-    with pytest.raises(JobStillRunning):
-        await arq_jobs.wait(PING, job_id, timeout_s=1.2, on_progress=on_progress)
+    request = PingRequest(delay_ms=2500)
+    with pytest.raises(JobStillRunning) as running:
+        await arq_jobs.run(PING, request, budget_s=1.2, on_progress=on_progress)
+    job_id = running.value.job_id
     assert seen and seen[-1].total == 2.5
     status = await arq_jobs.status(job_id)
     assert status.state == "in_progress" and status.progress is not None
-    answer = await arq_jobs.wait(PING, job_id, timeout_s=10)
-    assert answer.job_id == job_id
+    answer = await arq_jobs.run(PING, request, budget_s=10, job_id=job_id)  # joined, not run again
+    assert answer.job_id == job_id and answer.job_try == 1
 
 
 async def test_a_long_batch_job_does_not_delay_interactive_jobs(
-    live_worker: Worker, arq_jobs: ArqJobClient
+    live_worker: Worker, arq_jobs: ArqTransport
 ) -> None:
-    batch = [await arq_jobs.submit(PING_BATCH, PingRequest(delay_ms=3000)) for _ in range(2)]
+    batch = [await start_job(arq_jobs, PING_BATCH, PingRequest(delay_ms=3000)) for _ in range(2)]
     await wait_for(lambda: _in_progress(arq_jobs, batch[0]), timeout=10, what="the batch job to start")
     for _ in range(5):
-        await run_job(arq_jobs, PING, PingRequest(), timeout_s=10)
+        await arq_jobs.run(PING, PingRequest(), budget_s=10)
     # Every interactive job finished while the batch queue was still busy.
     assert (await arq_jobs.status(batch[0])).state == "in_progress"
     assert (await arq_jobs.status(batch[1])).state == "queued"
 
 
 async def test_sigkill_mid_job_is_retried_by_the_next_worker(
-    live_worker: Worker, arq_jobs: ArqJobClient, worker_factory: WorkerFactory
+    live_worker: Worker, arq_jobs: ArqTransport, worker_factory: WorkerFactory
 ) -> None:
-    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=1500))
+    job_id = await start_job(arq_jobs, PING, PingRequest(delay_ms=1500))
     await wait_for(lambda: _in_progress(arq_jobs, job_id), timeout=10, what="the job to start")
     live_worker.kill()
     live_worker.wait(10)
     second = worker_factory()
-    answer = await arq_jobs.wait(PING, job_id, timeout_s=60)
+    answer = await arq_jobs.run(PING, PingRequest(delay_ms=1500), budget_s=60, job_id=job_id)
     assert answer.worker.pid == second.pid
     assert answer.job_try == 2
     # The dead worker was reaped from the registry.
@@ -87,9 +88,9 @@ async def test_sigkill_mid_job_is_retried_by_the_next_worker(
 
 
 async def test_sigterm_lets_a_running_job_finish_then_exits(
-    live_worker: Worker, arq_jobs: ArqJobClient
+    live_worker: Worker, arq_jobs: ArqTransport
 ) -> None:
-    job_id = await arq_jobs.submit(PING, PingRequest(delay_ms=800))
+    job_id = await start_job(arq_jobs, PING, PingRequest(delay_ms=800))
     await wait_for(lambda: _in_progress(arq_jobs, job_id), timeout=10, what="the job to start")
     live_worker.send_signal(signal.SIGTERM)
     assert await asyncio.to_thread(live_worker.wait, 30) == 0
@@ -99,19 +100,19 @@ async def test_sigterm_lets_a_running_job_finish_then_exits(
 
 
 async def test_no_worker_is_a_clear_unavailable_error(settings: Settings, redis: Redis) -> None:
-    client = ArqJobClient(settings.model_copy(update={"worker_start_grace_s": 0.5}))
+    client = ArqTransport(settings.model_copy(update={"worker_start_grace_s": 0.5}))
     try:
         with pytest.raises(UnavailableError, match="learning-memory worker"):
-            await run_job(client, NOOP, NoopRequest(), timeout_s=30)
+            await client.run(NOOP, NoopRequest(), budget_s=30)
     finally:
         await client.close()
 
 
 async def test_redis_unreachable_is_unavailable_not_a_hang(settings: Settings) -> None:
-    client = ArqJobClient(settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}))
+    client = ArqTransport(settings.model_copy(update={"redis_url": "redis://127.0.0.1:1/0"}))
     try:
         with pytest.raises(UnavailableError, match="unreachable"):
-            await asyncio.wait_for(run_job(client, NOOP, NoopRequest(), timeout_s=30), 20)
+            await asyncio.wait_for(client.run(NOOP, NoopRequest(), budget_s=30), 20)
         with pytest.raises(UnavailableError):
             await client.status("x")
         with pytest.raises(UnavailableError):
@@ -121,21 +122,25 @@ async def test_redis_unreachable_is_unavailable_not_a_hang(settings: Settings) -
 
 
 async def test_status_of_queued_and_unknown_jobs(
-    settings: Settings, redis: Redis, arq_jobs: ArqJobClient
+    settings: Settings, redis: Redis, arq_jobs: ArqTransport
 ) -> None:
-    job_id = await arq_jobs.submit(PING, PingRequest(), job_id="fixed-id-1")
+    job_id = await start_job(arq_jobs, PING, PingRequest(), job_id="fixed-id-1")
     assert job_id == f"{settings.namespace}.fixed-id-1"
-    assert await arq_jobs.submit(PING, PingRequest(), job_id="fixed-id-1") == job_id
+    assert await start_job(arq_jobs, PING, PingRequest(), job_id="fixed-id-1") == job_id
+    assert await start_job(arq_jobs, PING, PingRequest(), job_id=job_id) == job_id
     status = await arq_jobs.status(job_id)
     assert status.state == "queued" and status.function == "ping"
     assert (await arq_jobs.status("never-was")).state == "not_found"
     assert await redis.zcard(Keys(settings.namespace).queue(PING.queue)) == 1
 
 
-def test_arq_cli_runs_the_same_worker(lms_env: dict[str, str], tmp_path: object) -> None:
-    """``arq worker.main.WorkerSettings`` starts and passes ``arq --check`` once it is up."""
+def test_worker_check_passes_once_a_worker_is_up(lms_env: dict[str, str]) -> None:
+    """``learning-memory worker --check`` (the container health check) fails with no worker and
+    passes once one beats."""
+    check = [sys.executable, "-m", "server.cli", "worker", "--check"]
+    assert subprocess.run(check, env=lms_env, capture_output=True, timeout=60).returncode == 1
     proc = subprocess.Popen(
-        [sys.executable, "-m", "arq", "worker.main.WorkerSettings"],
+        [sys.executable, "-m", "server.cli", "worker"],
         env=lms_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -144,19 +149,12 @@ def test_arq_cli_runs_the_same_worker(lms_env: dict[str, str], tmp_path: object)
     try:
 
         async def healthy() -> bool:
-            check = await asyncio.create_subprocess_exec(
-                sys.executable,
-                "-m",
-                "arq",
-                "--check",
-                "worker.main.WorkerSettings",
-                env=lms_env,
-                stdout=asyncio.subprocess.DEVNULL,
-                stderr=asyncio.subprocess.DEVNULL,
+            probe = await asyncio.create_subprocess_exec(
+                *check, env=lms_env, stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL
             )
-            return await check.wait() == 0
+            return await probe.wait() == 0
 
-        asyncio.run(wait_for(healthy, timeout=60, what="arq --check to pass", interval=0.2))
+        asyncio.run(wait_for(healthy, timeout=60, what="worker --check to pass", interval=0.2))
     finally:
         assert stop_process(proc) == 0
 
@@ -165,7 +163,7 @@ async def test_autostart_from_many_sessions_starts_one_detached_worker(
     settings: Settings, redis: Redis
 ) -> None:
     from server.autostart import ensure_worker
-    from server.jobclient.arq_client import connect
+    from server.transport.arq import connect
     from tests.helpers import kill_pid
 
     sessions = [connect(settings) for _ in range(5)]  # as separate server processes would
@@ -173,9 +171,9 @@ async def test_autostart_from_many_sessions_starts_one_detached_worker(
         started = await asyncio.gather(*(ensure_worker(session, settings) for session in sessions))
         assert started.count(True) == 1
         pid = await wait_for_worker(redis, settings.namespace)
-        client = ArqJobClient(settings)
+        client = ArqTransport(settings)
         try:
-            answer = await run_job(client, PING, PingRequest(), timeout_s=30)
+            answer = await client.run(PING, PingRequest(), budget_s=30)
             assert answer.worker.pid == pid
         finally:
             await client.close()
@@ -210,7 +208,7 @@ async def test_memories_survive_a_worker_killed_without_warning(
     redis: Redis,
     lms_env: dict[str, str],
     worker_factory: WorkerFactory,
-    arq_jobs: ArqJobClient,
+    arq_jobs: ArqTransport,
 ) -> None:
     import uuid
     from datetime import UTC, datetime
@@ -231,11 +229,11 @@ async def test_memories_survive_a_worker_killed_without_warning(
             tags=[],
             created_at=datetime.now(UTC),
         )
-        ids.append((await run_job(arq_jobs, STORE_MEMORY, Store(memory=memory), timeout_s=30)).id)
+        ids.append((await arq_jobs.run(STORE_MEMORY, Store(memory=memory), budget_s=30)).id)
     first.kill()  # no flush, no goodbye
     first.wait(10)
     second = worker_factory()
     await wait_for_worker(redis, settings.namespace, second.pid)
-    listed = await run_job(arq_jobs, LIST_MEMORIES, ListMemoriesRequest(limit=50, offset=0), timeout_s=30)
+    listed = await arq_jobs.run(LIST_MEMORIES, ListMemoriesRequest(limit=50, offset=0), budget_s=30)
     assert listed.total == 20
     assert [m.id for m in listed.results] == list(reversed(ids))

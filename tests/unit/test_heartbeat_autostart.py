@@ -9,7 +9,8 @@ import pytest
 from fakeredis.aioredis import FakeRedis
 
 from server import autostart
-from shared.keys import ARQ_IN_PROGRESS_PREFIX, ARQ_RESULT_PREFIX, Keys
+from shared.arq_backend import in_progress_key, result_key
+from shared.keys import Keys
 from shared.settings import Settings, load_settings
 from shared.state import live_workers
 from worker.context import new_identity
@@ -50,13 +51,13 @@ async def test_a_dead_workers_unfinished_jobs_are_released(redis: FakeRedis) -> 
     await alive.beat()
     await redis.sadd(KEYS.workers, dead._identity.id)  # registered, but its heartbeat is gone
     await redis.sadd(KEYS.running(dead._identity.id), "unfinished", "finished")
-    await redis.set(ARQ_IN_PROGRESS_PREFIX + "unfinished", b"1")
-    await redis.set(ARQ_IN_PROGRESS_PREFIX + "finished", b"1")
-    await redis.set(ARQ_RESULT_PREFIX + "finished", b"{}")
+    await redis.set(in_progress_key("unfinished"), b"1")
+    await redis.set(in_progress_key("finished"), b"1")
+    await redis.set(result_key("finished"), b"{}")
     assert await alive.reclaim() == 1
     assert woken == [True]
-    assert not await redis.exists(ARQ_IN_PROGRESS_PREFIX + "unfinished")
-    assert await redis.exists(ARQ_IN_PROGRESS_PREFIX + "finished")  # its result is in: leave it
+    assert not await redis.exists(in_progress_key("unfinished"))
+    assert await redis.exists(in_progress_key("finished"))  # its result is in: leave it
     assert await redis.smembers(KEYS.workers) == {alive._identity.id.encode()}
     assert await alive.reclaim() == 0
 
@@ -66,9 +67,9 @@ async def test_a_live_workers_jobs_are_left_alone(redis: FakeRedis) -> None:
     await first.beat()
     await second.beat()
     await redis.sadd(KEYS.running(second._identity.id), "job")
-    await redis.set(ARQ_IN_PROGRESS_PREFIX + "job", b"1")
+    await redis.set(in_progress_key("job"), b"1")
     assert await first.reclaim() == 0
-    assert await redis.exists(ARQ_IN_PROGRESS_PREFIX + "job")
+    assert await redis.exists(in_progress_key("job"))
 
 
 async def test_heartbeat_loop_survives_redis_errors(

@@ -10,12 +10,12 @@ from typing import Any, cast
 import pytest
 from fakeredis.aioredis import FakeRedis
 
-from server.jobclient.session import keep_session
+from server.transport.session import keep_session
+from shared.arq_backend import QueueWorker
 from shared.keys import Keys, Queue
 from shared.sessions import live_sessions, renew_session
 from tests.helpers import wait_for
 from worker.idle_exit import IdleExit
-from worker.queue_worker import QueueWorker
 
 KEYS = Keys("unit")
 

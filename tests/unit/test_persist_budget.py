@@ -10,26 +10,33 @@ import pytest
 from pydantic import BaseModel
 
 from server import persistence
-from server.jobclient import JobStillRunning
+from server.transport import JobStillRunning
 from shared.errors import UnavailableError
 from shared.jobs import JobSpec
 from tests.unit.test_experience_jobs import make_entry
 
 
 class _Jobs:
-    """A job client whose jobs never finish, or always fail."""
+    """A transport whose jobs never finish, or always fail."""
 
     def __init__(self, fail: bool = False) -> None:
         self.fail = fail
         self.submitted = 0
         self.waits: list[float] = []
 
-    async def submit(self, spec: JobSpec[Any, Any], request: BaseModel, **_: Any) -> str:
-        self.submitted += 1
-        return f"job-{self.submitted}"
-
-    async def wait(self, spec: JobSpec[Any, Any], job_id: str, *, timeout_s: float, **_: Any) -> Any:
-        self.waits.append(timeout_s)
+    async def run(
+        self,
+        spec: JobSpec[Any, Any],
+        request: BaseModel,
+        *,
+        budget_s: float,
+        job_id: str | None = None,
+        **_: Any,
+    ) -> Any:
+        if job_id is None:
+            self.submitted += 1
+            job_id = f"job-{self.submitted}"
+        self.waits.append(budget_s)
         if self.fail:
             raise UnavailableError("the worker is away")
         raise JobStillRunning(job_id)

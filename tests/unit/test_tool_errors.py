@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from server.jobclient import JobStillRunning
 from server.tool_errors import _from_sdk_text, guarded
+from server.transport import JobStillRunning
 from shared.errors import InternalError, NotFoundError, ValidationError
 
 

@@ -1,8 +1,9 @@
 """Jobs run inside the server process: zero set-up for a single user.
 
-The very same job functions the worker runs, called in-process. The worker's modules
-(and, through them, heavy libraries) are imported on first use, never at start-up;
-job implementations keep CPU-bound work off the event loop themselves.
+The very same job functions the worker runs, called in-process, under the same time limit
+and the same number of tries as the worker gives them. The worker's modules (and, through
+them, heavy libraries) are imported on first use, never at start-up; job implementations
+keep CPU-bound work off the event loop themselves.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from server.jobclient.base import JobStillRunning, Mode, ProgressCallback, Resp, decode_envelope
-from shared.errors import InternalError
-from shared.jobs import JobProgress, JobSpec, JobStatus
+from server.transport.base import JobStillRunning, Mode, ProgressCallback, Resp, decode_envelope
+from shared.errors import InternalError, JobTimeoutError
+from shared.jobs import RETRY_DEFER_S, JobProgress, JobSpec, JobStatus
 from shared.log import get_logger
 from shared.settings import Settings
 
@@ -35,12 +36,13 @@ class InlineJob:
     spec: JobSpec[Any, Any]
     task: asyncio.Task[dict[str, Any]] | None = None
     progress: JobProgress | None = None
+    tries: int = 0
     listeners: list[ProgressCallback] = field(default_factory=list)
     enqueued_at: datetime = field(default_factory=lambda: datetime.now(UTC))
     finished_at: datetime | None = None
 
 
-class InlineJobClient:
+class InlineTransport:
     mode: Mode = "inline"
 
     def __init__(self, settings: Settings) -> None:
@@ -56,40 +58,70 @@ class InlineJobClient:
             self._services = WorkerServices(self._settings)
         return self._services
 
-    async def submit(self, spec: JobSpec[Any, Any], request: BaseModel, *, job_id: str | None = None) -> str:
-        from worker.context import JobContext
-        from worker.registry import execute
+    async def run(
+        self,
+        spec: JobSpec[Any, Resp],
+        request: BaseModel,
+        *,
+        budget_s: float,
+        dedupe_key: str | None = None,
+        job_id: str | None = None,
+        on_progress: ProgressCallback | None = None,
+    ) -> Resp:
+        if job_id is None and dedupe_key is not None:
+            job_id = self._current.get(dedupe_key)
+            running = self._jobs.get(job_id) if job_id else None
+            if running is None or running.finished_at is not None:
+                job_id = None
+        job_id = self._start(spec, request, job_id)
+        if dedupe_key is not None:
+            self._current[dedupe_key] = job_id
+        if budget_s <= 0:
+            raise JobStillRunning(job_id)
+        return await self._wait(spec, job_id, budget_s, on_progress)
 
+    def _start(self, spec: JobSpec[Any, Any], request: BaseModel, job_id: str | None) -> str:
+        """Start a job under ``job_id`` (a fresh id when None), unless one is known by it."""
         job_id = job_id or uuid.uuid4().hex
         if job_id in self._jobs:
             return job_id
         job = InlineJob(spec)
+        job.task = asyncio.create_task(self._tries(job, job_id, request.model_dump(mode="json")))
+        job.task.add_done_callback(lambda _: self._finished(job_id))
+        self._jobs[job_id] = job
+        return job_id
+
+    async def _tries(self, job: InlineJob, job_id: str, payload: Any) -> dict[str, Any]:
+        """Run the job as the worker would: each try within the spec's time limit; a try that
+        crashes is run again, up to the spec's tries; domain errors are results, not crashes."""
+        from worker.context import JobContext
+        from worker.registry import execute
 
         async def report(current: float, total: float | None = None, message: str | None = None) -> None:
             job.progress = JobProgress(current=current, total=total, message=message)
             for listener in list(job.listeners):
                 await listener(job.progress)
 
-        context = JobContext(services=self._get_services(), job_id=job_id, job_try=1, report=report)
-        job.task = asyncio.create_task(execute(spec, request.model_dump(mode="json"), context))
-        job.task.add_done_callback(lambda _: self._finished(job_id))
-        self._jobs[job_id] = job
-        return job_id
-
-    async def submit_once(self, spec: JobSpec[Any, Any], request: BaseModel, *, key: str) -> tuple[str, bool]:
-        current = self._current.get(key)
-        job = self._jobs.get(current) if current else None
-        if current is not None and job is not None and job.task is not None and not job.task.done():
-            return current, True
-        self._current[key] = job_id = await self.submit(spec, request)
-        return job_id, False
+        spec = job.spec
+        while True:
+            job.tries += 1
+            context = JobContext(
+                services=self._get_services(), job_id=job_id, job_try=job.tries, report=report
+            )
+            try:
+                return await asyncio.wait_for(execute(spec, payload, context), spec.timeout_s)
+            except TimeoutError:
+                return JobTimeoutError(f"job {spec.name} ran past its time limit").to_payload()
+            except Exception:
+                log.exception("job.try_failed", job=spec.name, job_id=job_id, job_try=job.tries)
+                if job.tries >= spec.max_tries:
+                    spent = f"job {spec.name} failed on every try ({spec.max_tries})"
+                    return InternalError(f"{spent}; the server log has the details").to_payload()
+            await asyncio.sleep(RETRY_DEFER_S * job.tries)
 
     def _finished(self, job_id: str) -> None:
         job = self._jobs[job_id]
         job.finished_at = datetime.now(UTC)
-        assert job.task is not None
-        if not job.task.cancelled() and job.task.exception() is not None:
-            log.error("job.crashed", job=job.spec.name, job_id=job_id, exc_info=job.task.exception())
         done = [jid for jid, j in self._jobs.items() if j.finished_at is not None]
         for old in done[: max(0, len(done) - KEEP_FINISHED)]:
             del self._jobs[old]
@@ -97,17 +129,12 @@ class InlineJobClient:
     @staticmethod
     def _envelope(job: InlineJob) -> dict[str, Any]:
         assert job.task is not None
-        if job.task.cancelled() or job.task.exception() is not None:
-            return InternalError(f"job {job.spec.name} failed; the server log has the details").to_payload()
+        if job.task.cancelled():
+            return InternalError(f"job {job.spec.name} was cancelled").to_payload()
         return job.task.result()
 
-    async def wait(
-        self,
-        spec: JobSpec[Any, Resp],
-        job_id: str,
-        *,
-        timeout_s: float,
-        on_progress: ProgressCallback | None = None,
+    async def _wait(
+        self, spec: JobSpec[Any, Resp], job_id: str, timeout_s: float, on_progress: ProgressCallback | None
     ) -> Resp:
         job = self._jobs[job_id]
         assert job.task is not None
@@ -117,8 +144,9 @@ class InlineJobClient:
             await asyncio.wait_for(asyncio.shield(job.task), timeout_s)
         except TimeoutError:
             raise JobStillRunning(job_id) from None
-        except Exception:
-            pass  # recorded by _finished; turned into an internal error below
+        except asyncio.CancelledError:
+            if not job.task.cancelled():
+                raise  # the waiter itself was cancelled, not the job
         finally:
             if on_progress is not None:
                 job.listeners.remove(on_progress)
@@ -132,7 +160,7 @@ class InlineJobClient:
         base: dict[str, Any] = {
             "job_id": job_id,
             "function": job.spec.name,
-            "tries": 1,
+            "tries": job.tries,
             "progress": job.progress,
             "enqueued_at": job.enqueued_at,
             "started_at": job.enqueued_at,

@@ -1,19 +1,19 @@
-"""Choosing the job client for the configured queue mode."""
+"""Choosing the job transport for the configured queue mode."""
 
 from __future__ import annotations
 
 from redis.exceptions import RedisError
 
 from server.autostart import ensure_worker
-from server.jobclient.arq_client import ArqJobClient, connect
-from server.jobclient.base import JobClient, JobStillRunning, run_job
-from server.jobclient.inline import InlineJobClient
-from server.jobclient.session import keep_session
+from server.transport.arq import ArqTransport, connect
+from server.transport.base import JobStillRunning, Transport
+from server.transport.inline import InlineTransport
+from server.transport.session import keep_session
 from shared.keys import Keys
 from shared.log import get_logger
 from shared.settings import Settings
 
-__all__ = ["JobClient", "JobStillRunning", "create_job_client", "run_job"]
+__all__ = ["JobStillRunning", "Transport", "create_transport"]
 
 log = get_logger(__name__)
 # `auto` must decide fast: a local Redis answers in well under a millisecond.
@@ -30,22 +30,22 @@ async def _redis_answers(settings: Settings) -> bool:
         await redis.aclose(close_connection_pool=True)
 
 
-async def create_job_client(settings: Settings) -> JobClient:
+async def create_transport(settings: Settings) -> Transport:
     mode = settings.queue
     if mode == "auto":
         mode = "arq" if await _redis_answers(settings) else "inline"
         log.info("queue.mode_chosen", mode=mode, redis_url=settings.redis_url)
     if mode == "inline":
-        return InlineJobClient(settings)
+        return InlineTransport(settings)
 
     redis = connect(settings)
 
     async def start_worker() -> bool:
         return await ensure_worker(redis, settings) if settings.autostart_worker else False
 
-    client = ArqJobClient(settings, redis, ensure_worker=start_worker)
+    transport = ArqTransport(settings, redis, ensure_worker=start_worker)
     # In the background: a Redis that accepts connections but does not answer must not hold the
     # handshake for its socket timeout (a job that needs a worker starts one itself anyway).
     # The session entry keeps an autostarted worker from leaving while this server runs.
-    client.start_in_background(keep_session(redis, Keys(settings.namespace), start_worker))
-    return client
+    transport.start_in_background(keep_session(redis, Keys(settings.namespace), start_worker))
+    return transport
