@@ -12,11 +12,10 @@ from typing import Any
 
 from mcp import Client
 
+from server.cli import demo_project
 from server.cli.client import result_payload, stdio_session
 from server.cli.samples import demo_entries
 
-# This repository: `make run` indexes it and searches it.
-REPO = Path(__file__).resolve().parents[2]
 # The demo runs against the user's real data folder: it removes what it stores.
 DEMO_MEMORIES = [
     ("To undo the last git commit but keep its changes, run git reset --soft HEAD~1.", "workflow"),
@@ -76,28 +75,28 @@ async def _ghap(client: Client) -> bool:
     return stored and bool(found.get("results")) and found["results"][0]["goal"] == started["goal"]
 
 
-async def _code(client: Client) -> bool:
-    # This repository, under its own project name; indexing is incremental, so a second
-    # `make run` only looks at what changed.
-    stats = await _call(client, "index_codebase", directory=str(REPO), project="learning-memory-server")
+async def _code(client: Client, project: Path) -> bool:
+    stats = await _call(client, "index_codebase", directory=str(project), project=demo_project.NAME)
     while stats.get("status") == "running":
         await asyncio.sleep(0.5)
         status = await _call(client, "get_job_status", job_id=stats["job_id"])
         if status["state"] in ("complete", "failed"):
             stats = status.get("result") or status
-    _show("index_codebase(this repository)", stats)
+    _show(f"index_codebase(the sample project {demo_project.NAME})", stats)
     query = "how long to wait before retrying a request"
-    found = await _call(client, "search_code", query=query, project="learning-memory-server", limit=3)
+    found = await _call(client, "search_code", query=query, project=demo_project.NAME, limit=3)
     brief = [
         f"{hit['file_path']}:{hit['start_line']} {hit['qualified_name']}" for hit in found.get("results", [])
     ]
     _show(f"search_code({query!r})", brief)
-    return bool(brief)
+    # The sample's index leaves the user's data folder with the demo.
+    await _call(client, "delete_project_index", project=demo_project.NAME)
+    return any("backoff_delay" in hit for hit in brief)
 
 
 async def _git(client: Client) -> bool:
-    # The server looks at LMS_REPO_PATH; the demo sets it to this repository.
-    query = "make the demo work when earlier runs stored the same words"
+    # The server looks at LMS_REPO_PATH; the demo sets it to the sample project.
+    query = "wait longer after each failed payment"
     found = await _call(client, "search_commits", query=query, limit=3)
     while found.get("status") == "running":  # a first, cold index of a long history
         await asyncio.sleep(0.5)
@@ -202,7 +201,33 @@ async def run_demo() -> int:
     journal = tempfile.mkdtemp(prefix="lms-demo-journal-")
     # Its loops too: they would push the user's own out of the ten that are kept.
     loop_state = tempfile.mkdtemp(prefix="lms-demo-state-")
-    env = {"LMS_JOURNAL_DIR": journal, "LMS_REPO_PATH": str(REPO), "LMS_STATE_DIR": loop_state}
+    project = demo_project.write(Path(tempfile.mkdtemp(prefix="lms-demo-project-")))
+    env = {"LMS_JOURNAL_DIR": journal, "LMS_REPO_PATH": str(project), "LMS_STATE_DIR": loop_state}
+    try:
+        ok = await _main_session(env, project)
+    finally:
+        for folder in (journal, loop_state, project.parent):
+            shutil.rmtree(folder, ignore_errors=True)
+    # The learning step gets a session of its own, in a throwaway data folder (jobs run in that
+    # server process): its 64 sample experiences must not join the user's real ones.
+    sandbox = tempfile.mkdtemp(prefix="lms-demo-learning-")
+    sandbox_env = {
+        "LMS_QUEUE": "inline",
+        "LMS_DATA_DIR": str(Path(sandbox) / "data"),
+        "LMS_JOURNAL_DIR": str(Path(sandbox) / "journal"),
+    }
+    try:
+        async with stdio_session(sandbox_env) as client:
+            retro = await _learning(client)
+    finally:
+        shutil.rmtree(sandbox, ignore_errors=True)
+    ok = ok and retro
+    print("\ndemo finished:", "ok" if ok else "FAILED")
+    return 0 if ok else 1
+
+
+async def _main_session(env: dict[str, str], project: Path) -> bool:
+    """Every tool but the learning ones, against the user's data folder (what it stores, it removes)."""
     async with stdio_session(env) as client:
         tools = await client.list_tools()
         _show("tools/list", [tool.name for tool in tools.tools])
@@ -224,23 +249,7 @@ async def run_demo() -> int:
         _show("a bad argument is a tool error the model can act on", result_payload(bad))
         remembered = await _memories(client)
         learned = await _ghap(client)
-        searched = await _code(client)
+        searched = await _code(client, project)
         history = await _git(client)
         ok = ping.get("status") == "ok" and bad.is_error and remembered and learned and searched and history
-        ok = await _loops(client) and ok
-    # The learning step gets a session of its own, in a throwaway data folder (jobs run in that
-    # server process): its 64 sample experiences must not join the user's real ones.
-    sandbox = tempfile.mkdtemp(prefix="lms-demo-learning-")
-    sandbox_env = {
-        "LMS_QUEUE": "inline",
-        "LMS_DATA_DIR": str(Path(sandbox) / "data"),
-        "LMS_JOURNAL_DIR": str(Path(sandbox) / "journal"),
-    }
-    try:
-        async with stdio_session(sandbox_env) as client:
-            retro = await _learning(client)
-    finally:
-        shutil.rmtree(sandbox, ignore_errors=True)
-    ok = ok and retro
-    print("\ndemo finished:", "ok" if ok else "FAILED")
-    return 0 if ok else 1
+        return await _loops(client) and ok

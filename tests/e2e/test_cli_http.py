@@ -56,12 +56,14 @@ def test_status_reports_redis_queues_and_workers(lms_env: dict[str, str]) -> Non
 
 
 def test_demo_session(lms_env: dict[str, str]) -> None:
-    # The demo indexes this repository with the real model: ~60 s on a quiet 2-core machine,
-    # over 120 s when other test runs share it; the learning step loads the model again in a
+    # The demo writes its sample project (with a git history), indexes and searches it with the
+    # real model, and leaves nothing of it behind; the learning step loads the model again in a
     # session of its own.
     done = _cli({**lms_env, "LMS_QUEUE": "inline"}, "demo", timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "demo finished: ok" in done.stdout
+    assert "shop/payments/retry.py" in done.stdout  # search_code found the sample's backoff
+    assert "Retry failed charges" in done.stdout  # search_commits found the sample's commit
 
 
 def _free_port() -> int:
