@@ -68,6 +68,10 @@ class Keys:
         """A lease on one project's (``code``) or repository's (``git``) index, held by one worker."""
         return f"{self.namespace}:lock:{kind}:{name}"
 
+    def axis_version(self, axis: str) -> str:
+        """A counter bumped whenever an axis's experiences change: clusterings are cached by it."""
+        return f"{self.namespace}:axis-version:{axis}"
+
     @property
     def sessions(self) -> str:
         """Sorted set of live sessions (servers), each scored by when it lapses unless renewed."""

@@ -15,9 +15,13 @@ from shared.jobs import WorkerIdentity
 from shared.log import get_logger
 from shared.settings import Settings
 from worker.lazy import Lazy
+from worker.learning.cache import AxisVersions, ClusteringCache
 from worker.locks import Locks
 
 if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from shared.keys import Keys
     from worker.code.filler import VectorFiller
     from worker.embedding.base import Embedder
     from worker.metadata.store import MetadataStore
@@ -75,6 +79,15 @@ class WorkerServices:
         self._filler: VectorFiller | None = None
         # Per project and repository; shared with other workers once connected to Redis.
         self.locks = Locks()
+        # Each experience axis's clustering, and the versions it is kept by (shared likewise).
+        self.clusterings = ClusteringCache()
+        self.axis_versions = AxisVersions(self.metadata)
+
+    def connect(self, redis: Redis, keys: Keys) -> None:
+        """Coordinate with the namespace's other workers through Redis: index locks, and the
+        experience versions that say when a cached clustering is stale."""
+        self.locks.connect(redis, keys)
+        self.axis_versions.connect(redis, keys)
 
     async def _open_metadata(self) -> MetadataStore:
         from worker.metadata.store import MetadataStore

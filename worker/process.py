@@ -63,7 +63,7 @@ async def run_worker_process(redis: ArqRedis, settings: Settings, *, exit_when_i
     leave after ``LMS_WORKER_IDLE_EXIT_S`` with no job and no live session."""
     keys = Keys(settings.namespace)
     services = WorkerServices(settings)
-    services.locks.connect(redis, keys)
+    services.connect(redis, keys)
     # Opens the stores now: a second worker on a locked embedded store stops here, before it
     # registers, with a message saying what to do. The model loads in the background.
     await services.start()

@@ -35,14 +35,12 @@ from worker.context import JobContext
 from worker.jobs.experiences import axis_texts, persist_experience
 from worker.jobs.learning import (
     clustering,
-    clustering_cache,
     get_cluster_members,
     get_clusters,
     list_values,
     store_value,
     validate_value,
 )
-from worker.learning.cache import axis_version
 from worker.registry import execute
 
 SAMPLES = generated_entries(80, seed=5)
@@ -108,17 +106,17 @@ async def test_clusters_recover_the_sample_themes(stored: JobContext) -> None:
 
 
 async def test_clustering_is_cached_until_the_axis_changes(stored: JobContext) -> None:
-    cache = clustering_cache(stored.services)
+    cache = stored.services.clusterings
     first = await get_clusters(stored, GetClustersRequest(axis="full"))
     surprise = await get_clusters(stored, GetClustersRequest(axis="strategy"))
     assert cache.computed == 2
     again = await get_clusters(stored, GetClustersRequest(axis="full"))
     assert cache.computed == 2 and again == first
-    version = await axis_version(await stored.services.metadata(), "full")
+    version = await stored.services.axis_versions.get("full")
 
     # A new experience on the axis: the next call clusters again, with the new point.
     await persist_samples(stored, 1, start=len(SAMPLES))
-    assert await axis_version(await stored.services.metadata(), "full") == version + 1
+    assert await stored.services.axis_versions.get("full") == version + 1
     fresh = await get_clusters(stored, GetClustersRequest(axis="full"))
     assert cache.computed == 3
     assert fresh.clustering_id != first.clustering_id and fresh.experience_count == 81
@@ -136,9 +134,9 @@ async def test_an_axis_the_new_experience_is_not_on_keeps_its_clustering(stored:
     found = await get_clusters(stored, GetClustersRequest(axis="surprise"))
     plain = next(n for n in range(len(SAMPLES)) if "surprise" not in SAMPLES[n].resolve)
     await persist_experience(stored, PersistExperienceRequest(entry=ghap_entry(SAMPLES[plain], 10_000)))
-    computed = clustering_cache(stored.services).computed
+    computed = stored.services.clusterings.computed
     assert await get_clusters(stored, GetClustersRequest(axis="surprise")) == found
-    assert clustering_cache(stored.services).computed == computed
+    assert stored.services.clusterings.computed == computed
 
 
 async def test_members_are_closest_first_with_their_story(stored: JobContext) -> None:

@@ -28,7 +28,6 @@ from shared.contracts.experiences import (
 from shared.errors import ValidationError
 from shared.log import get_logger
 from worker.context import JobContext
-from worker.learning.cache import bump_versions
 from worker.registry import job
 from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, PayloadIndexType, PointData
 
@@ -179,7 +178,7 @@ async def persist_experience(ctx: JobContext, request: PersistExperienceRequest)
                 changed.append(axis)
     axes = list(texts)
     # After the writes: a clustering cached for these axes is out of date from here on.
-    await bump_versions(await ctx.services.metadata(), changed)
+    await ctx.services.axis_versions.bump(changed)
     log.info("experience.persisted", ghap_id=entry.id, axes=axes, tier=resolution.confidence_tier)
     return PersistExperienceResponse(ghap_id=entry.id, axes=axes)
 

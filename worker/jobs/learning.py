@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-import weakref
 from datetime import UTC, datetime
 from typing import Any
 
@@ -42,8 +41,8 @@ from shared.contracts.learning import (
 )
 from shared.errors import InsufficientDataError, NotFoundError, ValidationError
 from shared.log import get_logger
-from worker.context import JobContext, WorkerServices
-from worker.learning.cache import Clustering, ClusteringCache, axis_version, fingerprint
+from worker.context import JobContext
+from worker.learning.cache import Clustering, fingerprint
 from worker.learning.clusterer import Cluster, Verdict, cluster_labels, judge, normalise, summarise
 from worker.registry import job
 from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndexType, PointData
@@ -55,12 +54,6 @@ VALUE_INDEXES: dict[str, PayloadIndexType] = {
     "cluster_size": "integer",
     "created_ts": "float",
 }
-# Keyed by services (one worker process, or one inline server), so each test gets a fresh cache.
-_CACHES: weakref.WeakKeyDictionary[WorkerServices, ClusteringCache] = weakref.WeakKeyDictionary()
-
-
-def clustering_cache(services: WorkerServices) -> ClusteringCache:
-    return _CACHES.setdefault(services, ClusteringCache())
 
 
 async def clustering(ctx: JobContext, axis: str) -> Clustering:
@@ -75,12 +68,12 @@ async def clustering(ctx: JobContext, axis: str) -> Clustering:
         raise InsufficientDataError(
             f"Axis {axis} has {count} experiences; clustering needs at least {MIN_EXPERIENCES}"
         )
-    version = await axis_version(await ctx.services.metadata(), axis)
+    version = await ctx.services.axis_versions.get(axis)
 
     async def compute(key: str) -> Clustering:
         return await _compute(ctx, axis, key)
 
-    return await clustering_cache(ctx.services).get(axis, fingerprint(axis, version, count), compute)
+    return await ctx.services.clusterings.get(axis, fingerprint(axis, version, count), compute)
 
 
 async def _compute(ctx: JobContext, axis: str, key: str) -> Clustering:

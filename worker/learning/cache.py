@@ -1,10 +1,11 @@
 """Each axis's clustering, kept until that axis's experiences change.
 
-What "changed" means is the axis's *fingerprint*: its version in the metadata store (bumped by
-every persist of an experience on the axis, see :func:`bump_versions`) and its point count (which
-also catches points written by a worker with another metadata store, on a shared Qdrant
-server). The version is read before the points are, so a write that lands in between only
-makes the next call compute again, never keeps a clustering that misses it.
+What "changed" means is the axis's *fingerprint*: its version (bumped by every persist of an
+experience on the axis, see :class:`AxisVersions`) and its point count. The version lives where
+every worker sees it: in Redis once the worker is connected to it, so a persist by one worker
+makes every other worker's clustering of that axis stale; in the metadata store otherwise
+(inline mode, one process). The version is read before the points are, so a write that lands
+in between only makes the next call compute again, never keeps a clustering that misses it.
 """
 
 from __future__ import annotations
@@ -13,9 +14,15 @@ import asyncio
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from worker.learning.clusterer import Cluster
-from worker.metadata.store import MetadataStore
+
+if TYPE_CHECKING:
+    from redis.asyncio import Redis
+
+    from shared.keys import Keys
+    from worker.metadata.store import MetadataStore
 
 
 @dataclass(frozen=True)
@@ -75,15 +82,37 @@ def fingerprint(axis: str, version: int, count: int) -> str:
     return f"{axis}-v{version}-n{count}"
 
 
-async def axis_version(metadata: MetadataStore, axis: str) -> int:
-    row = await metadata.fetchone("SELECT version FROM axis_versions WHERE axis = ?", (axis,))
-    return int(row["version"]) if row is not None else 0
+class AxisVersions:
+    """Each axis's version: in Redis once :meth:`connect` ed (shared by every worker of the
+    namespace), else in the metadata store."""
 
+    def __init__(self, metadata: Callable[[], Awaitable[MetadataStore]]) -> None:
+        self._metadata = metadata
+        self._redis: Redis | None = None
+        self._keys: Keys | None = None
 
-async def bump_versions(metadata: MetadataStore, axes: Iterable[str]) -> None:
-    """Mark the axes' experiences as changed (one atomic increment each)."""
-    await metadata.executemany(
-        "INSERT INTO axis_versions (axis, version) VALUES (?, 1)"
-        " ON CONFLICT (axis) DO UPDATE SET version = version + 1",
-        [(axis,) for axis in axes],
-    )
+    def connect(self, redis: Redis, keys: Keys) -> None:
+        self._redis, self._keys = redis, keys
+
+    async def get(self, axis: str) -> int:
+        if self._redis is not None and self._keys is not None:
+            raw = await self._redis.get(self._keys.axis_version(axis))
+            return int(raw) if raw is not None else 0
+        row = await (await self._metadata()).fetchone(
+            "SELECT version FROM axis_versions WHERE axis = ?", (axis,)
+        )
+        return int(row["version"]) if row is not None else 0
+
+    async def bump(self, axes: Iterable[str]) -> None:
+        """Mark the axes' experiences as changed (one atomic increment each)."""
+        if self._redis is not None and self._keys is not None:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for axis in axes:
+                    pipe.incr(self._keys.axis_version(axis))
+                await pipe.execute()
+            return
+        await (await self._metadata()).executemany(
+            "INSERT INTO axis_versions (axis, version) VALUES (?, 1)"
+            " ON CONFLICT (axis) DO UPDATE SET version = version + 1",
+            [(axis,) for axis in axes],
+        )
