@@ -34,7 +34,7 @@ BENCHMARKS: tuple[str, ...] = (
     "context",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
-ON_DEMAND: tuple[str, ...] = ("semble", "ranking")
+ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "adapter")
 
 
 class Benchmark(Protocol):
