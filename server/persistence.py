@@ -44,15 +44,16 @@ async def persist(
     *,
     retry_delays: tuple[float, ...] = RETRY_DELAYS_S,
     budget_s: float = math.inf,
+    job_id: str | None = None,
 ) -> PersistExperienceResponse:
-    """Run the persist job, retrying after each of ``retry_delays``, within ``budget_s``.
+    """Run the persist job (or wait for ``job_id``, one already started), retrying after each of
+    ``retry_delays``, within ``budget_s``.
 
     Raises the last error when every try failed, or :class:`JobStillRunning` with the job's id
     when the last try's job is still queued or running as the tries or the budget run out.
     """
     deadline = time.monotonic() + budget_s
     request = PersistExperienceRequest(entry=entry)
-    job_id: str | None = None
     last: LmsError | None = None
     for delay in (0.0, *retry_delays):
         if delay:
@@ -79,13 +80,13 @@ async def persist(
     raise last or InternalError()
 
 
-async def finish_later(journal: Journal, jobs: Transport, entry: GhapEntry, job_id: str) -> None:
-    """Wait on for a persist job that outlived the tool's answer, and mark its entry stored; if it
-    does not finish, the entry stays in the outbox for the drain."""
+async def finish_later(
+    journal: Journal, jobs: Transport, entry: GhapEntry, job_id: str | None = None
+) -> None:
+    """Store an entry without holding a tool (its persist job ``job_id`` may have outlived the
+    tool's answer already), and mark it stored; if that fails, it stays in the outbox for the drain."""
     try:
-        await jobs.run(
-            PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry), budget_s=DRAIN_WAIT_S, job_id=job_id
-        )
+        await persist(jobs, entry, job_id=job_id)
     except (LmsError, JobStillRunning) as exc:
         log.info("experience.persist_deferred", ghap_id=entry.id, reason=str(exc))
         return

@@ -113,19 +113,6 @@ class LessonInput(BaseModel):
     takeaway: Annotated[str | None, Field(description="The lesson in one line, if any.")] = None
 
 
-def _persist_in_background(app: AppContext, entry: GhapEntry) -> None:
-    """An entry archived as abandoned is stored too (tier "abandoned"), without holding the tool."""
-
-    async def run() -> None:
-        try:
-            await persist(app.jobs, entry)
-            await asyncio.to_thread(app.journal.mark_persisted, entry.id)
-        except (LmsError, JobStillRunning) as exc:  # it stays in the outbox, which the drain retries
-            log.info("experience.persist_deferred", ghap_id=entry.id, error=str(exc))
-
-    spawn(run(), name=f"persist-{entry.id}")
-
-
 def register(server: MCPServer[AppContext]) -> None:
     @tool(
         server,
@@ -172,7 +159,8 @@ def register(server: MCPServer[AppContext]) -> None:
             answer["warning"] = (
                 f"GHAP entry {orphan.id} was still active; it was archived as abandoned (nothing is lost)."
             )
-            _persist_in_background(app, orphan)
+            # Archived as abandoned, it is stored too (tier "abandoned"), without holding the tool.
+            spawn(finish_later(app.journal, app.jobs, orphan), name=f"persist-{orphan.id}")
         return answer
 
     @tool(

@@ -101,16 +101,16 @@ class ArqTransport:
         """Start ``job_id`` unless it is queued, running or has its result: arq's checked
         enqueue leaves an existing job alone."""
         queue = self._keys.queue(spec.queue)
-        await self.redis.enqueue_job(
-            spec.name, request.model_dump(mode="json"), _job_id=job_id, _queue_name=queue
-        )
-        await self.redis.publish(self._keys.wake_channel, queue)
+        payload = request.model_dump(mode="json")
+        if await self.redis.enqueue_job(spec.name, payload, _job_id=job_id, _queue_name=queue) is not None:
+            await self.redis.publish(self._keys.wake_channel, queue)  # only a job just queued needs it
         return job_id
 
     async def _submit_once(self, spec: JobSpec[Any, Any], request: BaseModel, key: str) -> str:
         pointer = self._keys.current(key)
         current = await self.redis.get(pointer)
-        if current is not None and (await self.status(current.decode())).state in ("queued", "in_progress"):
+        # arq keeps a job's key until the job ends: queued, running or between tries.
+        if current is not None and await self.redis.exists(arq_backend.job_key(current.decode())):
             return str(current.decode())
         # Two callers racing here may both submit; the worker runs such jobs one after the other.
         job_id = await self._submit(spec, request)
