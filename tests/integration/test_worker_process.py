@@ -28,6 +28,13 @@ async def _in_progress(client: ArqTransport, job_id: str) -> bool:
     return (await client.status(job_id)).state == "in_progress"
 
 
+async def _running(client: ArqTransport, job_id: str) -> bool:
+    """Started and reporting progress: past arq's in-progress mark, the worker has also recorded
+    the job as its own, which is what lets another worker reclaim it at once if this one dies."""
+    status = await client.status(job_id)
+    return status.state == "in_progress" and status.progress is not None
+
+
 async def test_ping_round_trip_reports_the_worker(live_worker: Worker, arq_jobs: ArqTransport) -> None:
     answer = await arq_jobs.run(PING, PingRequest(), budget_s=10)
     assert answer.worker.pid == live_worker.pid
@@ -76,7 +83,7 @@ async def test_sigkill_mid_job_is_retried_by_the_next_worker(
     live_worker: Worker, arq_jobs: ArqTransport, worker_factory: WorkerFactory
 ) -> None:
     job_id = await start_job(arq_jobs, PING, PingRequest(delay_ms=1500))
-    await wait_for(lambda: _in_progress(arq_jobs, job_id), timeout=10, what="the job to start")
+    await wait_for(lambda: _running(arq_jobs, job_id), timeout=10, what="the job to start")
     live_worker.kill()
     live_worker.wait(10)
     second = worker_factory()
