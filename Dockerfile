@@ -8,10 +8,11 @@ COPY pyproject.toml README.md ./
 COPY server ./server
 COPY worker ./worker
 COPY shared ./shared
+COPY learning_memory ./learning_memory
 RUN pip install --no-cache-dir .
 # The model's ONNX export, made once here rather than by each container's first worker.
 ENV LMS_MODELS_DIR=/opt/learning-memory/models
-RUN python -m worker.embedding.export
+RUN python -m learning_memory.worker.embedding.export
 ENV LMS_DATA_DIR=/data
 VOLUME ["/data"]
 CMD ["learning-memory", "serve", "--transport", "http", "--host", "0.0.0.0"]

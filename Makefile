@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 # Then the model's ONNX export (worker.embedding.onnx_embedder) into LMS_MODELS_DIR, so that no
 # first start waits for it: made once (~20 s), a second's check when it is already there.
 install: $(STAMP)
-	$(BIN)/python -m worker.embedding.export
+	$(BIN)/python -m learning_memory.worker.embedding.export
 
 # No package-lock: it would pin the registry host of whoever ran this; the version is pinned here.
 $(CLAUDE_STAMP):
@@ -67,7 +67,7 @@ lint: install
 	$(BIN)/ruff format --check server worker shared tests bench
 
 typecheck: install
-	$(BIN)/mypy server worker shared
+	$(BIN)/mypy -p learning_memory
 
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
 test: install redis claude-code lint typecheck

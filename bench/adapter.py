@@ -58,7 +58,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
-    from shared.paths import default_models_dir
+    from learning_memory.shared.paths import default_models_dir
 
     progress("adapter: collecting pairs from installed packages")
     pairs = collect(limit=args.pairs)
@@ -114,7 +114,7 @@ async def _ranking(args: argparse.Namespace, matrix: Matrix) -> dict[str, Any]:
     """Both quality sets re-scored by bench ranking, as search_code is and with the map applied."""
     from bench import ranking
     from bench.semble import DEFAULT_DATA
-    from worker.code import search
+    from learning_memory.worker.code import search
 
     options = argparse.Namespace(
         semble_work=args.semble_work,

@@ -32,7 +32,7 @@ def pairs_digest(pairs: list[Pair], model: str) -> str:
 
 
 async def open_model(model: str, models_dir: Path) -> Any:
-    from worker.embedding.onnx_embedder import OnnxEmbedder
+    from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
 
     return await OnnxEmbedder.open(model, models_dir)
 

@@ -23,9 +23,9 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from shared.contracts.code import CodeUnit
-from worker.code.parser import parse_source
-from worker.code.units import embedding_text, query_text
+from learning_memory.shared.contracts.code import CodeUnit
+from learning_memory.worker.code.parser import parse_source
+from learning_memory.worker.code.units import embedding_text, query_text
 
 # Searched by bench code_quality (httpx, httpcore, structlog, GitPython, arq, click: their
 # vendored copies too) and by bench semble (flask, requests, click); gitdb is GitPython's own.

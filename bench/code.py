@@ -26,7 +26,7 @@ from mcp import Client
 
 from bench.common import BenchError, latency_summary_ms, print_table, progress
 from bench.processes import serving
-from shared.contracts.code import CodeUnit
+from learning_memory.shared.contracts.code import CodeUnit
 
 CORPUS = ("networkx", "pip")
 EXTRA = ("mypy", "setuptools", "hypothesis", "sympy")  # indexed only to reach --min-units
@@ -82,7 +82,7 @@ def _copy(packages: tuple[str, ...], target: Path) -> int:
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
-    from server.cli.client import result_payload
+    from learning_memory.server.cli.client import result_payload
 
     result = await client.call_tool(tool, arguments, read_timeout_seconds=7200)
     if result.is_error:
@@ -134,7 +134,7 @@ async def _idle_rss_mib(client: Client, pid: int) -> float | None:
 
 def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
     """Every unit of the corpus's Python files, parsed as the indexer parses them."""
-    from worker.code.parser import language_for, parse_source
+    from learning_memory.worker.code.parser import language_for, parse_source
 
     units: list[CodeUnit] = []
     for path in sorted(corpus.rglob("*.py")):
@@ -148,7 +148,7 @@ def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
 
 def _unit_texts(corpus: Path) -> list[str]:
     """The embedding texts of every unit in the corpus, as the indexer builds them."""
-    from worker.code.units import embedding_text
+    from learning_memory.worker.code.units import embedding_text
 
     return [embedding_text(unit) for unit in corpus_units(corpus)]
 
@@ -159,11 +159,11 @@ async def _model_alone(
     """The model alone, as the worker runs it (ONNX Runtime, the export the worker uses): units/s
     on a random sample of the corpus's unit texts in the pipeline's batch size, and the seconds
     one snippet's head takes."""
-    from shared.paths import default_models_dir
-    from worker.code.filler import BATCH as EMBED_BATCH
-    from worker.code.search import MAX_SNIPPET_EMBED_TOKENS
-    from worker.code.units import query_text
-    from worker.embedding.onnx_embedder import OnnxEmbedder
+    from learning_memory.shared.paths import default_models_dir
+    from learning_memory.worker.code.filler import BATCH as EMBED_BATCH
+    from learning_memory.worker.code.search import MAX_SNIPPET_EMBED_TOKENS
+    from learning_memory.worker.code.units import query_text
+    from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
 
     texts = await asyncio.to_thread(_unit_texts, corpus)
     chosen = random.Random(5).sample(texts, min(sample, len(texts)))

@@ -33,8 +33,8 @@ from mcp import Client
 from bench.code import _call, _copy, _index, corpus_units
 from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
-from shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
-from shared.settings import Settings
+from learning_memory.shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
+from learning_memory.shared.settings import Settings
 
 CORPUS = ("httpx", "httpcore", "structlog", "git", "arq", "click")
 QUERIES = Path(__file__).parent / "data" / "code_queries.json"
@@ -91,7 +91,7 @@ async def _modes(
     settings: Settings, labelled: list[dict[str, Any]]
 ) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str, str]]]]]:
     """The answer's rank per question in each mode, and each side's top 50 to try other fusions on."""
-    from server.transport.arq import ArqTransport
+    from learning_memory.server.transport.arq import ArqTransport
 
     client = ArqTransport(settings)
     ranks: dict[str, list[int | None]] = {mode: [] for mode in MODES}
@@ -160,11 +160,11 @@ def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
 
 async def _snippet_cuts(data_dir: Path, corpus: Path, count: int) -> dict[str, dict[str, float]]:
     """Self-retrieval@1 and model time per cut, against every unit's vector from the cache."""
-    from shared.paths import default_models_dir
-    from worker.code.units import embedding_text
-    from worker.embedding.cache import CachingEmbedder
-    from worker.embedding.onnx_embedder import OnnxEmbedder
-    from worker.metadata.store import MetadataStore
+    from learning_memory.shared.paths import default_models_dir
+    from learning_memory.worker.code.units import embedding_text
+    from learning_memory.worker.embedding.cache import CachingEmbedder
+    from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
+    from learning_memory.worker.metadata.store import MetadataStore
 
     units = await asyncio.to_thread(corpus_units, corpus, PROJECT)
     keys = [(u.file_path, u.qualified_name) for u in units]

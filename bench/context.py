@@ -31,9 +31,9 @@ from mcp.client.stdio import StdioServerParameters
 from bench import context_report as report
 from bench.common import BenchError, progress
 from bench.processes import REPO_ROOT, serving, stop_worker
-from server.cli.client import result_payload
-from shared.context_lines import estimate_tokens
-from shared.settings import Settings
+from learning_memory.server.cli.client import result_payload
+from learning_memory.shared.context_lines import estimate_tokens
+from learning_memory.shared.settings import Settings
 
 SET_PATH = Path(__file__).resolve().parent / "data" / "context_set.json"
 DEFAULT_BARS = (0.30, 0.35, 0.40, 0.45, 0.50, 0.55, 0.60)
@@ -54,7 +54,7 @@ ACTIVE_ENTRY = {
 }
 # The plugin's launcher runs the installed console script; so does this bench.
 _CLI = Path(sys.executable).parent / "learning-memory"
-HOOK_COMMAND = [str(_CLI), "hook"] if _CLI.exists() else [sys.executable, "-m", "server.cli", "hook"]
+HOOK_COMMAND = [str(_CLI), "hook"] if _CLI.exists() else [sys.executable, "-m", "learning_memory", "hook"]
 # How long one hook call may take before the bench calls it stuck: far above any target, so a
 # slow answer is measured, not cut.
 CALL_TIMEOUT_S = 30.0
@@ -255,7 +255,7 @@ async def time_without_redis(env: dict[str, str], project: Path, calls: int, sta
     async with silent_redis() as url:
         silent_env = {**env, "LMS_REDIS_URL": url}
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "server.cli", "serve"], env=silent_env, cwd=REPO_ROOT
+            command=sys.executable, args=["-m", "learning_memory", "serve"], env=silent_env, cwd=REPO_ROOT
         )
 
         async def measure() -> dict[str, Any]:

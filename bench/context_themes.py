@@ -18,7 +18,7 @@ from typing import Any
 from bench.common import print_table, progress
 from bench.context import _ITEM_ID, _call, hook_text, injected_context
 from bench.processes import serving
-from server.cli.samples import THEMES, demo_entries
+from learning_memory.server.cli.samples import THEMES, demo_entries
 
 THEMES_PATH = Path(__file__).resolve().parent / "data" / "context_themes.json"
 TOP = 3

@@ -19,8 +19,8 @@ from mcp import Client
 
 from bench.common import BenchError, progress, report_tool_targets, wait_until
 from bench.processes import WorkerProcess, serving, start_worker, stop_worker
-from server.cli.client import result_payload
-from shared.contracts.experiences import AXES, DOMAINS, ROOT_CAUSE_CATEGORIES, STRATEGIES
+from learning_memory.server.cli.client import result_payload
+from learning_memory.shared.contracts.experiences import AXES, DOMAINS, ROOT_CAUSE_CATEGORIES, STRATEGIES
 
 # p95 targets of the issue, and the seed's own in brackets. start_ghap's was set when it only
 # wrote the journal; it now also embeds the goal and searches for premortem warnings (as
@@ -154,7 +154,7 @@ async def _through_restart(client: Client, worker: WorkerProcess, rng: random.Ra
     worker.proc.kill()
     await worker.proc.wait()
     replacement = await start_worker(
-        "ours", [sys.executable, "-m", "server.cli", "worker"], worker.env, worker.log_path
+        "ours", [sys.executable, "-m", "learning_memory", "worker"], worker.env, worker.log_path
     )
     try:
         started = time.perf_counter()

@@ -23,15 +23,15 @@ import numpy as np
 
 from bench.common import BenchError, print_table, progress, report_tool_targets
 from bench.processes import serving
-from server.cli.client import result_payload
-from server.cli.samples import SampleEntry, generated_entries
-from server.transport.arq import ArqTransport
-from shared.contracts.experiences import (
+from learning_memory.server.cli.client import result_payload
+from learning_memory.server.cli.samples import SampleEntry, generated_entries
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     GhapEntry,
     PersistExperienceRequest,
 )
-from shared.settings import Settings, load_settings
+from learning_memory.shared.settings import Settings, load_settings
 
 # p95 targets of the issue, and the seed's own in brackets.
 TARGETS_P95_MS = {
@@ -184,10 +184,10 @@ async def _quality(
     """ARI against the themes, and hdbscan's time, with and without PCA, on the real embeddings."""
     from sklearn.metrics import adjusted_rand_score
 
-    from worker.embedding.factory import open_embedder
-    from worker.jobs.experiences import axis_texts
-    from worker.learning.clusterer import cluster_labels, normalise
-    from worker.metadata.store import MetadataStore
+    from learning_memory.worker.embedding.factory import open_embedder
+    from learning_memory.worker.jobs.experiences import axis_texts
+    from learning_memory.worker.learning.clusterer import cluster_labels, normalise
+    from learning_memory.worker.metadata.store import MetadataStore
 
     settings = load_settings(data_dir=tmp / "quality", log_level="WARNING")
     metadata = await MetadataStore.open(tmp / "quality" / "metadata.sqlite3")

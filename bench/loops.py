@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.common import BenchError, latency_summary_ms, progress, report_tool_targets
 from bench.processes import REPO_ROOT
-from server.cli.client import result_payload
+from learning_memory.server.cli.client import result_payload
 
 # p95 targets of the issue, and the seed's own in brackets (it promises < 10 ms on average).
 TARGETS_P95_MS = {
@@ -71,7 +71,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         LMS_LOG_LEVEL="WARNING",
     )
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "server.cli", "serve"], env=env, cwd=REPO_ROOT
+        command=sys.executable, args=["-m", "learning_memory", "serve"], env=env, cwd=REPO_ROOT
     )
     try:
         async with Client(params, read_timeout_seconds=60) as client:

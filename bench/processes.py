@@ -19,8 +19,8 @@ from mcp.client.stdio import StdioServerParameters
 from redis.asyncio import Redis
 
 from bench.common import BenchError, progress, wait_until
-from shared.keys import Keys
-from shared.state import live_workers
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.state import live_workers
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 STOP_TIMEOUT_S = 15.0
@@ -54,7 +54,7 @@ async def start_worker(label: str, argv: list[str], env: dict[str, str], log_pat
         proc = await asyncio.create_subprocess_exec(
             *argv,
             env=env,
-            # The repo root, so `-m server.cli` and `arq bench.…` import this checkout.
+            # The repo root, so `-m learning_memory` and `arq bench.…` import this checkout.
             cwd=REPO_ROOT,
             stdin=subprocess.DEVNULL,
             stdout=log,
@@ -101,7 +101,7 @@ async def serving(
     )
     env.update(extra_env or {})
     worker = await start_worker(
-        "ours", [sys.executable, "-m", "server.cli", "worker"], env, tmp / "worker.log"
+        "ours", [sys.executable, "-m", "learning_memory", "worker"], env, tmp / "worker.log"
     )
     redis = Redis.from_url(redis_url)
     try:
@@ -112,7 +112,7 @@ async def serving(
 
         await wait_until(alive, timeout_s=120, what="the worker's heartbeat")
         params = StdioServerParameters(
-            command=sys.executable, args=["-m", "server.cli", "serve"], env=env, cwd=REPO_ROOT
+            command=sys.executable, args=["-m", "learning_memory", "serve"], env=env, cwd=REPO_ROOT
         )
         async with Client(params, read_timeout_seconds=300) as client:
             yield client, worker

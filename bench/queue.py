@@ -39,12 +39,12 @@ from bench.common import (
     wait_until,
 )
 from bench.processes import WorkerProcess, start_worker, stop_worker
-from server.transport.arq import ArqTransport
-from shared import arq_backend
-from shared.contracts.diagnostics import NOOP, NoopRequest
-from shared.keys import Keys
-from shared.settings import ConfigError, load_settings
-from shared.state import live_workers
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared import arq_backend
+from learning_memory.shared.contracts.diagnostics import NOOP, NoopRequest
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.settings import ConfigError, load_settings
+from learning_memory.shared.state import live_workers
 
 TARGETS = {"p50_ms": 5.0, "p95_ms": 15.0, "idle_cpu_pct": 1.0}
 WARMUP_JOBS = 20
@@ -324,7 +324,7 @@ def _worker_envs(redis_url: str, namespace: str, data_dir: Path, baseline_queue:
 async def _start_workers(args: argparse.Namespace, namespace: str, tmp: Path) -> list[WorkerProcess]:
     ours_env, baseline_env = _worker_envs(args.redis_url, namespace, tmp, _baseline_queue(namespace))
     progress(f"starting both workers (namespace {namespace}, logs in {tmp})")
-    ours_argv = [sys.executable, "-m", "server.cli", "worker"]
+    ours_argv = [sys.executable, "-m", "learning_memory", "worker"]
     baseline_argv = [sys.executable, "-m", "arq", "bench.arq_baseline.BaselineSettings"]
     return [
         await start_worker("ours", ours_argv, ours_env, tmp / "ours-worker.log"),

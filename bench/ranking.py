@@ -30,8 +30,8 @@ from bench.semble import (
     ndcg_at_10,
     target_rank,
 )
-from shared.contracts.code import SearchCodeRequest, SearchMode
-from shared.settings import Settings
+from learning_memory.shared.contracts.code import SearchCodeRequest, SearchMode
+from learning_memory.shared.settings import Settings
 
 K = 10
 
@@ -65,9 +65,9 @@ async def _search_all(
     data_dir: Path, project: str, queries: list[str], args: argparse.Namespace, root: Path | None = None
 ) -> list[Any]:
     """The search job's answers to ``queries``, after indexing ``root`` again when given."""
-    from shared.log import configure_logging
-    from worker.code.search import search_units
-    from worker.context import WorkerServices
+    from learning_memory.shared.log import configure_logging
+    from learning_memory.worker.code.search import search_units
+    from learning_memory.worker.context import WorkerServices
 
     configure_logging("WARNING")
     settings = Settings(
@@ -92,9 +92,9 @@ async def _search_all(
 
 
 async def _reindex(services: Any, root: Path, project: str) -> None:
-    from shared.contracts.code import DeleteProjectRequest, IndexCodebaseRequest
-    from worker.context import JobContext
-    from worker.jobs.code import delete_project_index, index_codebase
+    from learning_memory.shared.contracts.code import DeleteProjectRequest, IndexCodebaseRequest
+    from learning_memory.worker.context import JobContext
+    from learning_memory.worker.jobs.code import delete_project_index, index_codebase
 
     ctx = JobContext(services, job_id="bench-ranking", job_try=1)
     await delete_project_index(ctx, DeleteProjectRequest(project=project))

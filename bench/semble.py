@@ -30,8 +30,8 @@ from typing import Any
 from bench.code import _call, _index
 from bench.common import BenchError, print_table, progress
 from bench.processes import REPO_ROOT, serving
-from shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
-from shared.settings import Settings
+from learning_memory.shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
+from learning_memory.shared.settings import Settings
 
 # The data lives beside this repository, not in it: its annotations are someone else's.
 DEFAULT_DATA = REPO_ROOT.parent / "shared" / "benchmarks" / "semble"
@@ -254,7 +254,7 @@ async def _run_repo(
         )
         job_client = None
         if args.mode != "hybrid":
-            from server.transport.arq import ArqTransport
+            from learning_memory.server.transport.arq import ArqTransport
 
             job_client = ArqTransport(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
         per_query: list[dict[str, Any]] = []

@@ -85,7 +85,7 @@ async def measure(label: str, runs: int, argv: list[str], env_for_run: Any) -> d
 
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     base_env = {k: v for k, v in os.environ.items() if not k.startswith("LMS_")}
-    ours = [sys.executable, "-m", "server.cli", "serve"]
+    ours = [sys.executable, "-m", "learning_memory", "serve"]
     with tempfile.TemporaryDirectory(prefix="lms-bench-startup-") as tmp:
         root = Path(tmp)
 

@@ -23,9 +23,16 @@ import numpy as np
 from qdrant_client import QdrantClient, models
 
 from bench.common import latency_summary_ms, print_table, progress
-from shared.log import configure_logging
-from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndexType, PointData, Range
-from worker.vectors.edge import EdgeVectorStore
+from learning_memory.shared.log import configure_logging
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    MatchValue,
+    PayloadIndexType,
+    PointData,
+    Range,
+)
+from learning_memory.worker.vectors.edge import EdgeVectorStore
 
 COLLECTION = "bench"
 CATEGORIES = ("bug", "feature", "refactor", "docs", "test")

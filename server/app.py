@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from server.services import AppContext, make_lifespan
-from server.tool_errors import ToolErrorMiddleware
-from server.tools import register_all
-from shared import __version__
-from shared.settings import Settings
+from learning_memory.server.services import AppContext, make_lifespan
+from learning_memory.server.tool_errors import ToolErrorMiddleware
+from learning_memory.server.tools import register_all
+from learning_memory.shared import __version__
+from learning_memory.shared.settings import Settings
 
 # Copied into the system prompt of every Claude Code session: the one text about this server
 # every session reads, so it teaches the workflow, briefly.

@@ -14,10 +14,10 @@ import sys
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.settings import Settings
-from shared.state import live_workers
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
+from learning_memory.shared.state import live_workers
 
 log = get_logger(__name__)
 # Long enough for a worker to import torch, load the model and send its first heartbeat.
@@ -37,7 +37,17 @@ def spawn_worker(settings: Settings) -> None:
     log_path = settings.log_dir / "worker.log"
     with open(log_path, "ab") as log_file:
         subprocess.run(
-            ["sh", "-c", 'exec "$@" &', "sh", sys.executable, "-m", "server.cli", "worker", IDLE_EXIT_FLAG],
+            [
+                "sh",
+                "-c",
+                'exec "$@" &',
+                "sh",
+                sys.executable,
+                "-m",
+                "learning_memory",
+                "worker",
+                IDLE_EXIT_FLAG,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=log_file,
             stderr=log_file,

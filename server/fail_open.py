@@ -14,11 +14,11 @@ import time
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from shared.errors import UnavailableError
-from shared.log import get_logger
+from learning_memory.shared.errors import UnavailableError
+from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from server.services import AppContext
+    from learning_memory.server.services import AppContext
 
 log = get_logger(__name__)
 T = TypeVar("T")

@@ -10,7 +10,7 @@ import uvicorn
 from mcp.server.mcpserver import MCPServer
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from shared.settings import ConfigError, Settings
+from learning_memory.shared.settings import ConfigError, Settings
 
 
 def is_loopback(host: str) -> bool:

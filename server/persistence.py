@@ -14,19 +14,19 @@ import math
 import time
 from typing import TYPE_CHECKING
 
-from server.journal.journal import Journal
-from server.transport import JobStillRunning, Transport
-from shared.contracts.experiences import (
+from learning_memory.server.journal.journal import Journal
+from learning_memory.server.transport import JobStillRunning, Transport
+from learning_memory.shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     GhapEntry,
     PersistExperienceRequest,
     PersistExperienceResponse,
 )
-from shared.errors import InternalError, LmsError, ValidationError
-from shared.log import get_logger
+from learning_memory.shared.errors import InternalError, LmsError, ValidationError
+from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from server.services import AppContext
+    from learning_memory.server.services import AppContext
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)

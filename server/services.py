@@ -12,14 +12,14 @@ from typing import Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel
 
-from server.hooks.values_cache import refresh_values_cache
-from server.journal.journal import Journal
-from server.loops.store import LoopStore
-from server.persistence import keep_draining
-from server.transport import Transport, create_transport
-from shared.jobs import JobProgress, JobSpec
-from shared.loop_settings import load_loop_settings
-from shared.settings import Settings, get_settings
+from learning_memory.server.hooks.values_cache import refresh_values_cache
+from learning_memory.server.journal.journal import Journal
+from learning_memory.server.loops.store import LoopStore
+from learning_memory.server.persistence import keep_draining
+from learning_memory.server.transport import Transport, create_transport
+from learning_memory.shared.jobs import JobProgress, JobSpec
+from learning_memory.shared.loop_settings import load_loop_settings
+from learning_memory.shared.settings import Settings, get_settings
 
 Resp = TypeVar("Resp", bound=BaseModel)
 

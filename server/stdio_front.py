@@ -24,7 +24,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from shared.paths import data_dir_from_env
+from learning_memory.shared.paths import data_dir_from_env
 
 # server/discover opens a 2026-07-28 session; initialize opens the older ones.
 CACHEABLE = frozenset({"initialize", "server/discover", "tools/list"})

@@ -18,9 +18,9 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
 
-from server.transport import JobStillRunning
-from shared.errors import InternalError, LmsError, NotFoundError, ValidationError
-from shared.log import get_logger
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.errors import InternalError, LmsError, NotFoundError, ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 P = ParamSpec("P")

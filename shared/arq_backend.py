@@ -22,9 +22,9 @@ from arq.jobs import deserialize_job, deserialize_result, serialize_job
 from arq.worker import Function, Retry, Worker, func
 from redis.asyncio import ConnectionPool
 
-from shared import codec
-from shared.errors import InternalError, JobTimeoutError, LmsError
-from shared.keys import Keys
+from learning_memory.shared import codec
+from learning_memory.shared.errors import InternalError, JobTimeoutError, LmsError
+from learning_memory.shared.keys import Keys
 
 __all__ = [
     "ArqRedis",

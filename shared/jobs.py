@@ -13,7 +13,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
-from shared.keys import Queue
+from learning_memory.shared.keys import Queue
 
 # A try that crashed is run again after this many seconds times the tries so far (in both
 # queue modes), up to the spec's ``max_tries``.

@@ -72,6 +72,15 @@ class Keys:
         """A counter bumped whenever an axis's experiences change: clusterings are cached by it."""
         return f"{self.namespace}:axis-version:{axis}"
 
+    def embedding(self, key: bytes) -> str:
+        """One cached vector (float32 bytes) under its cache key, which names the model and text."""
+        return f"{self.namespace}:embedding:{key.hex()}"
+
+    @property
+    def embeddings_used(self) -> str:
+        """Sorted set of the cached vectors' keys (hex), each scored by when it was last used."""
+        return f"{self.namespace}:embeddings-used"
+
     @property
     def sessions(self) -> str:
         """Sorted set of live sessions (servers), each scored by when it lapses unless renewed."""

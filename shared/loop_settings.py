@@ -13,7 +13,7 @@ from typing import Literal, get_args
 from pydantic import Field, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.settings import config_error
+from learning_memory.shared.settings import config_error
 
 LOOP_ENV_PREFIX = "FSDD_LOOP_"
 LoopType = Literal["plan", "spec", "build_plan", "build_code"]

@@ -11,7 +11,7 @@ import time
 
 from redis.asyncio import Redis
 
-from shared.keys import Keys
+from learning_memory.shared.keys import Keys
 
 # Renewed this often; an entry lapses after SESSION_TTL_S, several renewals later.
 SESSION_RENEW_S = 15.0

@@ -13,12 +13,13 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from shared.paths import default_data_dir, default_models_dir
+from learning_memory.shared.paths import default_data_dir, default_models_dir
 
 ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 EmbeddingRuntime = Literal["onnx", "torch"]
+EmbeddingCacheMode = Literal["auto", "local", "redis"]
 
 
 class ConfigError(Exception):
@@ -42,6 +43,10 @@ class Settings(BaseSettings):
     # Vectors kept in the embedding cache (so re-indexing unchanged text costs no model time);
     # ~1.6 KB each at 384 dimensions, the least recently used go first beyond this.
     embedding_cache_max_entries: int = Field(default=200_000, ge=1_000, le=100_000_000)
+    # Where a worker keeps that cache: its own SQLite (local), or Redis, shared by every worker of
+    # the namespace, so that a project re-indexed on another worker is not embedded again. auto:
+    # Redis when the vectors are on a Qdrant server (several workers), else local.
+    embedding_cache: EmbeddingCacheMode = "auto"
     # Exported models, shared by every data folder (an export takes a subprocess with torch).
     models_dir: Path = Field(default_factory=default_models_dir)
     repo_path: Path = Field(default_factory=Path.cwd)
@@ -109,6 +114,13 @@ class Settings(BaseSettings):
                 value = value.get_secret_value()
             env[f"{ENV_PREFIX}{name.upper()}"] = str(value).lower() if isinstance(value, bool) else str(value)
         return env
+
+    @property
+    def shared_embedding_cache(self) -> bool:
+        """Whether workers keep the embedding cache in Redis, once connected to it."""
+        return self.embedding_cache == "redis" or (
+            self.embedding_cache == "auto" and self.qdrant_url is not None
+        )
 
     @property
     def log_dir(self) -> Path:

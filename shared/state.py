@@ -7,9 +7,9 @@ from typing import cast
 
 from redis.asyncio import Redis
 
-from shared import codec
-from shared.jobs import JobProgress, WorkerIdentity
-from shared.keys import Keys
+from learning_memory.shared import codec
+from learning_memory.shared.jobs import JobProgress, WorkerIdentity
+from learning_memory.shared.keys import Keys
 
 
 async def smembers(redis: Redis, key: str) -> set[bytes]:

@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from server.transport.arq import ArqTransport
-from shared.keys import Keys
-from shared.settings import Settings, load_settings
-from shared.state import live_workers
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.settings import Settings, load_settings
+from learning_memory.shared.state import live_workers
 from tests.helpers import start_worker, stop_process, wait_for
 
 # A database of its own plus a namespace per test: parallel runs never see each other's keys.

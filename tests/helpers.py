@@ -4,6 +4,7 @@ blindly: every wait is for a condition, with a deadline."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -16,11 +17,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import BaseModel
 
-from shared.jobs import JobSpec
+from learning_memory.shared.jobs import JobSpec
 
 if TYPE_CHECKING:
-    from server.transport import Transport
-    from worker.context import JobContext
+    from learning_memory.server.transport import Transport
+    from learning_memory.worker.context import JobContext
 
 T = TypeVar("T")
 
@@ -28,8 +29,8 @@ T = TypeVar("T")
 @asynccontextmanager
 async def job_context(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobContext]:
     """A job context on inline services whose data lives under ``root``, closed after."""
+    from learning_memory.worker.context import JobContext, WorkerServices
     from tests.mcp_thread import inline_settings
-    from worker.context import JobContext, WorkerServices
 
     services = WorkerServices(inline_settings(root, embedding_model))
     try:
@@ -55,12 +56,19 @@ async def wait_for(
 def start_worker(env: dict[str, str], log_path: Path, *args: str) -> subprocess.Popen[bytes]:
     with open(log_path, "ab") as log:
         return subprocess.Popen(
-            [sys.executable, "-m", "server.cli", "worker", *args],
+            [sys.executable, "-m", "learning_memory", "worker", *args],
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=log,
         )
+
+
+def log_events(log_path: Path, event: str) -> list[dict[str, Any]]:
+    """The records of ``event`` in a process's JSON log (other lines, such as tracebacks, skipped)."""
+    lines = log_path.read_text().splitlines() if log_path.exists() else []
+    records = [json.loads(line) for line in lines if line.startswith("{")]
+    return [record for record in records if record.get("event") == event]
 
 
 def stop_process(proc: subprocess.Popen[bytes], timeout: float = 20) -> int:
@@ -101,7 +109,7 @@ def pids_of(command_part: str, env_entry: str) -> list[int]:
 async def start_job(transport: Transport, spec: JobSpec[Any, Any], request: BaseModel, **kwargs: Any) -> str:
     """Start a job without waiting for it (a budget of 0): its id, to join later with
     ``transport.run(..., job_id=...)``."""
-    from server.transport import JobStillRunning
+    from learning_memory.server.transport import JobStillRunning
 
     try:
         await transport.run(spec, request, budget_s=0, **kwargs)

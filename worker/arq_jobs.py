@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.arq_backend import Function, Retry, func
-from shared.contracts import ALL_SPECS
-from shared.jobs import RETRY_DEFER_S, JobSpec
-from shared.keys import Queue
-from shared.log import get_logger
-from worker.context import JobContext
-from worker.progress import RedisProgress
-from worker.registry import execute, implementations
+from learning_memory.shared.arq_backend import Function, Retry, func
+from learning_memory.shared.contracts import ALL_SPECS
+from learning_memory.shared.jobs import RETRY_DEFER_S, JobSpec
+from learning_memory.shared.keys import Queue
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.progress import RedisProgress
+from learning_memory.worker.registry import execute, implementations
 
 log = get_logger(__name__)
 

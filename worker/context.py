@@ -10,22 +10,22 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
 
-from shared import __version__
-from shared.jobs import WorkerIdentity
-from shared.log import get_logger
-from shared.settings import Settings
-from worker.lazy import Lazy
-from worker.learning.cache import AxisVersions, ClusteringCache
-from worker.locks import Locks
+from learning_memory.shared import __version__
+from learning_memory.shared.jobs import WorkerIdentity
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.lazy import Lazy
+from learning_memory.worker.learning.cache import AxisVersions, ClusteringCache
+from learning_memory.worker.locks import Locks
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from shared.keys import Keys
-    from worker.code.filler import VectorFiller
-    from worker.embedding.base import Embedder
-    from worker.metadata.store import MetadataStore
-    from worker.vectors.base import CollectionSpec, VectorStore
+    from learning_memory.shared.keys import Keys
+    from learning_memory.worker.code.filler import VectorFiller
+    from learning_memory.worker.embedding.base import Embedder
+    from learning_memory.worker.metadata.store import MetadataStore
+    from learning_memory.worker.vectors.base import CollectionSpec, VectorStore
 
 log = get_logger(__name__)
 
@@ -82,28 +82,35 @@ class WorkerServices:
         # Each experience axis's clustering, and the versions it is kept by (shared likewise).
         self.clusterings = ClusteringCache()
         self.axis_versions = AxisVersions(self.metadata)
+        self._redis: tuple[Redis, Keys] | None = None
 
     def connect(self, redis: Redis, keys: Keys) -> None:
-        """Coordinate with the namespace's other workers through Redis: index locks, and the
-        experience versions that say when a cached clustering is stale."""
+        """Coordinate with the namespace's other workers through Redis: index locks, the
+        experience versions that say when a cached clustering is stale, and (when settings share
+        it) the embedding cache."""
         self.locks.connect(redis, keys)
         self.axis_versions.connect(redis, keys)
+        self._redis = (redis, keys)
 
     async def _open_metadata(self) -> MetadataStore:
-        from worker.metadata.store import MetadataStore
+        from learning_memory.worker.metadata.store import MetadataStore
 
         self.settings.data_dir.mkdir(parents=True, exist_ok=True)
         return await MetadataStore.open(self.settings.data_dir / "metadata.sqlite3")
 
     async def _open_embedder(self) -> Embedder:
-        from worker.embedding.factory import open_embedder
+        from learning_memory.worker.embedding.cache_store import EmbeddingStore
+        from learning_memory.worker.embedding.factory import open_embedder
 
-        embedder = await open_embedder(self.settings, await self._metadata.get())
+        store = EmbeddingStore(self.metadata)
+        if self._redis is not None and self.settings.shared_embedding_cache:
+            store.connect(*self._redis)
+        embedder = await open_embedder(self.settings, store)
         log.info("embedder.ready", model=embedder.model_name, dimension=embedder.dimension)
         return embedder
 
     async def _open_vectors(self) -> VectorStore:
-        from worker.vectors.factory import open_vector_store
+        from learning_memory.worker.vectors.factory import open_vector_store
 
         return await open_vector_store(self.settings)
 
@@ -128,7 +135,7 @@ class WorkerServices:
         if not self.settings.code_vectors:
             return None
         if self._filler is None:
-            from worker.code.filler import VectorFiller
+            from learning_memory.worker.code.filler import VectorFiller
 
             self._filler = VectorFiller(self)
         return self._filler

@@ -14,11 +14,11 @@ from collections.abc import Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared import arq_backend, codec
-from shared.jobs import WorkerIdentity
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.state import smembers
+from learning_memory.shared import arq_backend, codec
+from learning_memory.shared.jobs import WorkerIdentity
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.state import smembers
 
 log = get_logger(__name__)
 

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared.arq_backend import QueueWorker
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.sessions import live_sessions
+from learning_memory.shared.arq_backend import QueueWorker
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.sessions import live_sessions
 
 log = get_logger(__name__)
 

@@ -19,8 +19,8 @@ from typing import cast
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared.keys import Keys
-from shared.log import get_logger
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 

@@ -12,11 +12,11 @@ import signal
 
 from redis.exceptions import RedisError
 
-from shared import arq_backend
-from shared.keys import Keys
-from shared.log import configure_logging
-from shared.settings import Settings, get_settings
-from shared.state import live_workers
+from learning_memory.shared import arq_backend
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import configure_logging
+from learning_memory.shared.settings import Settings, get_settings
+from learning_memory.shared.state import live_workers
 
 
 def run(exit_when_idle: bool = False) -> int:
@@ -27,7 +27,7 @@ def run(exit_when_idle: bool = False) -> int:
 
 
 async def _serve(settings: Settings, exit_when_idle: bool) -> None:
-    from worker.process import run_worker_process
+    from learning_memory.worker.process import run_worker_process
 
     loop = asyncio.get_running_loop()
     main = asyncio.current_task()

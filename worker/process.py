@@ -11,16 +11,16 @@ import asyncio
 import contextlib
 from typing import Any
 
-from shared import codec
-from shared.arq_backend import ArqRedis, QueueWorker
-from shared.keys import Keys, Queue
-from shared.log import get_logger
-from shared.settings import Settings
-from worker.arq_jobs import arq_functions
-from worker.context import WorkerServices
-from worker.heartbeat import Heartbeat
-from worker.idle_exit import IdleExit
-from worker.wake import listen_for_wakeups
+from learning_memory.shared import codec
+from learning_memory.shared.arq_backend import ArqRedis, QueueWorker
+from learning_memory.shared.keys import Keys, Queue
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.arq_jobs import arq_functions
+from learning_memory.worker.context import WorkerServices
+from learning_memory.worker.heartbeat import Heartbeat
+from learning_memory.worker.idle_exit import IdleExit
+from learning_memory.worker.wake import listen_for_wakeups
 
 log = get_logger(__name__)
 

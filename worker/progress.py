@@ -6,9 +6,9 @@ import time
 
 from redis.asyncio import Redis
 
-from shared import codec
-from shared.jobs import JobProgress
-from shared.keys import Keys
+from learning_memory.shared import codec
+from learning_memory.shared.jobs import JobProgress
+from learning_memory.shared.keys import Keys
 
 PROGRESS_TTL_S = 24 * 3600
 # A job may report per file or per batch; Redis needs to hear of it only a few times a second.

@@ -12,10 +12,10 @@ from typing import Any, TypeVar
 
 import pydantic
 
-from shared.contracts import SPECS_BY_NAME
-from shared.errors import LmsError, ValidationError
-from shared.jobs import JobSpec
-from worker.context import JobContext
+from learning_memory.shared.contracts import SPECS_BY_NAME
+from learning_memory.shared.errors import LmsError, ValidationError
+from learning_memory.shared.jobs import JobSpec
+from learning_memory.worker.context import JobContext
 
 Impl = Callable[[JobContext, Any], Awaitable[pydantic.BaseModel]]
 F = TypeVar("F", bound=Impl)
@@ -36,7 +36,7 @@ def job(spec: JobSpec[Any, Any]) -> Callable[[F], F]:
 
 
 def implementations() -> dict[str, Impl]:
-    import worker.jobs  # noqa: F401  (registers every job module)
+    import learning_memory.worker.jobs  # noqa: F401  (registers every job module)
 
     missing = set(SPECS_BY_NAME) - set(_IMPLEMENTATIONS)
     if missing:

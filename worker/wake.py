@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared.log import get_logger
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 RETRY_DELAY_S = 1.0

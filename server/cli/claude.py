@@ -24,8 +24,9 @@ MARKETPLACE = "learning-memory"
 PLUGIN = "learning-memory"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
 SCOPES = ("user", "project", "local")
-# The checkout this module belongs to (an editable install runs it in place).
-REPO_ROOT = Path(__file__).resolve().parents[2]
+# The marketplace this module ships with: the checkout an editable install runs in place (links
+# resolved), or the installed package, which carries the marketplace and its plugin as data.
+MARKETPLACE_ROOT = Path(__file__).resolve().parents[2]
 # Where `make test` installs the pinned Claude Code, relative to the checkout.
 LOCAL_CLAUDE = Path(".tools/claude/node_modules/.bin/claude")
 CLAUDE_TIMEOUT_S = 120
@@ -47,7 +48,7 @@ def find_claude(env: Mapping[str, str] | None = None, repo: Path | None = None) 
     found = shutil.which("claude", path=env.get("PATH", os.defpath))
     if found:
         return Path(found)
-    local = (REPO_ROOT if repo is None else repo) / LOCAL_CLAUDE
+    local = (MARKETPLACE_ROOT if repo is None else repo) / LOCAL_CLAUDE
     return local if os.access(local, os.X_OK) else None
 
 
@@ -60,7 +61,7 @@ def command_file(env: Mapping[str, str] | None = None) -> Path:
 
 def running_command(argv0: str | None = None) -> Path | None:
     """The ``learning-memory`` executable running now: the entry point if that is how it started
-    (``python -m server.cli`` is not), else the one next to this Python (its venv), else PATH."""
+    (``python -m learning_memory`` is not), else the one next to this Python (its venv), else PATH."""
     argv0 = sys.argv[0] if argv0 is None else argv0
     started = Path(argv0)
     if started.name == "learning-memory" and os.access(started, os.X_OK):
@@ -179,7 +180,7 @@ def run(action: str, scope: str = "user") -> int:
     code = ClaudeCode(claude)
     try:
         if action == "install":
-            install(code, REPO_ROOT, scope, running_command(), sys.stdout)
+            install(code, MARKETPLACE_ROOT, scope, running_command(), sys.stdout)
         else:
             uninstall(code, sys.stdout)
     except ClaudeCliError as exc:

@@ -19,7 +19,7 @@ def server_params(env: dict[str, str] | None = None) -> StdioServerParameters:
     quiet = {} if "LMS_LOG_LEVEL" in os.environ else {"LMS_LOG_LEVEL": "WARNING"}
     return StdioServerParameters(
         command=sys.executable,
-        args=["-m", "server.cli", "serve"],
+        args=["-m", "learning_memory", "serve"],
         env={**os.environ, **quiet, **(env or {})},
     )
 

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from server.stdio_front import StdioFront
+    from learning_memory.server.stdio_front import StdioFront
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -53,8 +53,8 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> int:
-    from server.app import build_server
-    from shared.settings import get_settings
+    from learning_memory.server.app import build_server
+    from learning_memory.shared.settings import get_settings
 
     server = build_server()
     if front is not None:
@@ -62,20 +62,20 @@ def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> in
 
         anyio.run(front.serve, server)
     else:
-        from server.http import serve_http
+        from learning_memory.server.http import serve_http
 
         serve_http(server, get_settings(), host, port)
     return 0
 
 
 def _worker(exit_when_idle: bool, check: bool) -> int:
-    from worker import main
+    from learning_memory.worker import main
 
     return main.check() if check else main.run(exit_when_idle)
 
 
 async def _call(tool: str, arguments: str) -> int:
-    from server.cli.client import result_payload, stdio_session
+    from learning_memory.server.cli.client import result_payload, stdio_session
 
     try:
         args = json.loads(arguments)
@@ -92,8 +92,8 @@ async def _call(tool: str, arguments: str) -> int:
 
 
 async def _status() -> int:
-    from server.cli.status import collect_status
-    from shared.settings import get_settings
+    from learning_memory.server.cli.status import collect_status
+    from learning_memory.shared.settings import get_settings
 
     print(json.dumps(await collect_status(get_settings()), indent=2))
     return 0
@@ -102,29 +102,29 @@ async def _status() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "hook":  # before anything heavy: Claude Code waits for this process
-        from server.hooks.session_brief import main as session_start
+        from learning_memory.server.hooks.session_brief import main as session_start
 
         return session_start()
     if args.command == "claude":  # needs no settings: a bad LMS_* value must not block (un)installing
-        from server.cli.claude import run
+        from learning_memory.server.cli.claude import run
 
         return run(args.action, args.scope)
     front = None
     if args.command == "serve" and args.transport == "stdio":
-        from server.stdio_front import StdioFront
+        from learning_memory.server.stdio_front import StdioFront
 
         front = StdioFront.start()  # answers the handshake while the rest loads
 
     import asyncio  # here, not at the top: the hook command must not pay for it
 
-    from shared.errors import LmsError
-    from shared.log import configure_logging
-    from shared.settings import ConfigError, get_settings
+    from learning_memory.shared.errors import LmsError
+    from learning_memory.shared.log import configure_logging
+    from learning_memory.shared.settings import ConfigError, get_settings
 
     try:
         configure_logging(get_settings().log_level)
         if args.command == "serve":
-            from shared.loop_settings import get_loop_settings
+            from learning_memory.shared.loop_settings import get_loop_settings
 
             get_loop_settings()  # a bad FSDD_LOOP_* value stops start-up too, not the first loop
             return _serve(args.transport, args.host, args.port, front)
@@ -135,10 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "status":
             return asyncio.run(_status())
         if args.command == "index":
-            from server.cli.index import run_index
+            from learning_memory.server.cli.index import run_index
 
             return asyncio.run(run_index(args.path, args.project, not args.no_recursive))
-        from server.cli.demo import run_demo
+        from learning_memory.server.cli.demo import run_demo
 
         return asyncio.run(run_demo())
     except ConfigError as exc:

@@ -18,7 +18,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from shared.contracts.experiences import GhapEntry, Lesson, Resolution, RootCause, confidence_tier
+from learning_memory.shared.contracts.experiences import (
+    GhapEntry,
+    Lesson,
+    Resolution,
+    RootCause,
+    confidence_tier,
+)
 
 Story = tuple[str, str, str, str, tuple[str, ...]]
 

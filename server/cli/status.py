@@ -9,12 +9,12 @@ from typing import Any
 
 from redis.exceptions import RedisError
 
-from server.transport.arq import connect
-from shared import __version__
-from shared.keys import Keys, Queue
-from shared.sessions import live_sessions
-from shared.settings import Settings
-from shared.state import live_workers
+from learning_memory.server.transport.arq import connect
+from learning_memory.shared import __version__
+from learning_memory.shared.keys import Keys, Queue
+from learning_memory.shared.sessions import live_sessions
+from learning_memory.shared.settings import Settings
+from learning_memory.shared.state import live_workers
 
 STATUS_CONNECT_TIMEOUT_S = 1.0
 

@@ -21,9 +21,15 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from server.hooks.answer import hook_answer
-from shared.context_lines import entry_data, estimate_tokens, experience_line, one_line, value_line
-from shared.paths import data_dir_from_env
+from learning_memory.server.hooks.answer import hook_answer
+from learning_memory.shared.context_lines import (
+    entry_data,
+    estimate_tokens,
+    experience_line,
+    one_line,
+    value_line,
+)
+from learning_memory.shared.paths import data_dir_from_env
 
 BUDGET_TOKENS = 400
 MAX_VALUES = 3

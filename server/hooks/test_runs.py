@@ -10,7 +10,7 @@ import re
 import shlex
 from dataclasses import dataclass
 
-from shared.contracts.experiences import EvidenceKind
+from learning_memory.shared.contracts.experiences import EvidenceKind
 
 # Words that may stand before the runner without changing what runs.
 _PREFIXES = frozenset({"time", "sudo", "env", "nice", "command", "exec", "xvfb-run", "timeout"})

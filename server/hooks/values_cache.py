@@ -12,15 +12,15 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
-from server.journal.files import atomic_write
-from server.transport import JobStillRunning
-from shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
-from shared.errors import LmsError
-from shared.log import get_logger
+from learning_memory.server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
+from learning_memory.server.journal.files import atomic_write
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
+from learning_memory.shared.errors import LmsError
+from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from server.services import AppContext
+    from learning_memory.server.services import AppContext
 
 log = get_logger(__name__)
 FIELDS = ("id", "text", "axis", "cluster_id", "cluster_size", "created_at")

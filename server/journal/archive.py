@@ -11,9 +11,9 @@ from pathlib import Path
 
 from pydantic import ValidationError as PydanticValidationError
 
-from server.journal import files
-from shared.contracts.experiences import GhapEntry
-from shared.log import get_logger
+from learning_memory.server.journal import files
+from learning_memory.shared.contracts.experiences import GhapEntry
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 

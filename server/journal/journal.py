@@ -30,9 +30,9 @@ from pathlib import Path
 
 from pydantic import ValidationError as PydanticValidationError
 
-from server.journal import files, records
-from server.journal.archive import ArchiveCache
-from shared.contracts.experiences import (
+from learning_memory.server.journal import files, records
+from learning_memory.server.journal.archive import ArchiveCache
+from learning_memory.shared.contracts.experiences import (
     MAX_EVIDENCE,
     Domain,
     Evidence,
@@ -42,8 +42,8 @@ from shared.contracts.experiences import (
     RootCause,
     Strategy,
 )
-from shared.errors import NotFoundError, StorageError, ValidationError
-from shared.log import get_logger
+from learning_memory.shared.errors import NotFoundError, StorageError, ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from shared.contracts.experiences import (
+from learning_memory.shared.contracts.experiences import (
     GhapEntry,
     Iteration,
     Lesson,

@@ -13,8 +13,8 @@ from typing import Literal, get_args
 
 from pydantic import BaseModel, Field
 
-from shared.errors import ValidationError
-from shared.loop_settings import LoopType
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.loop_settings import LoopType
 
 # in_progress is a status records may hold; the decision rule never produces it, so only a
 # record written by another version could hold it, and it still takes scores.

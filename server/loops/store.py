@@ -28,12 +28,12 @@ from pathlib import Path
 from pydantic import BaseModel
 from pydantic import ValidationError as PydanticValidationError
 
-from server.journal import files
-from server.loops import rules
-from server.loops.rules import Loop
-from shared.errors import NotFoundError, StorageError
-from shared.log import get_logger
-from shared.loop_settings import LoopSettings, LoopType
+from learning_memory.server.journal import files
+from learning_memory.server.loops import rules
+from learning_memory.server.loops.rules import Loop
+from learning_memory.shared.errors import NotFoundError, StorageError
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.loop_settings import LoopSettings, LoopType
 
 log = get_logger(__name__)
 RETAINED_LOOPS = 10

@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from server.services import AppContext
-from server.tools import code, context, ghap, git, hooks, learning, loops, memory, search, system
+from learning_memory.server.services import AppContext
+from learning_memory.server.tools import (
+    code,
+    context,
+    ghap,
+    git,
+    hooks,
+    learning,
+    loops,
+    memory,
+    search,
+    system,
+)
 
 
 def register_all(server: MCPServer[AppContext]) -> None:

@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, app_context, await_job
-from server.tool_errors import tool
-from server.tools.inputs import clamp, utf8_safe
-from shared.contracts.code import (
+from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import clamp, utf8_safe
+from learning_memory.shared.contracts.code import (
     DELETE_PROJECT,
     INDEX_CODEBASE,
     LANGUAGES,
@@ -30,9 +30,9 @@ from shared.contracts.code import (
     ListProjectsRequest,
     SearchCodeRequest,
 )
-from shared.contracts.memory import MAX_CONTENT_CHARS
-from shared.errors import ValidationError
-from shared.log import get_logger
+from learning_memory.shared.contracts.memory import MAX_CONTENT_CHARS
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 MAX_RESULTS = 50

@@ -9,11 +9,11 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.fail_open import within_budget
-from server.services import AppContext, app_context, await_job
-from server.tool_errors import tool
-from server.tools.inputs import utf8_safe
-from shared.contracts.context import (
+from learning_memory.server.fail_open import within_budget
+from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.shared.contracts.context import (
     ASSEMBLE_CONTEXT,
     EXPAND_CONTEXT,
     MAX_EXPAND_IDS,
@@ -23,10 +23,10 @@ from shared.contracts.context import (
     ExpandContextRequest,
     PremortemRequest,
 )
-from shared.contracts.experiences import Domain
-from shared.contracts.memory import MAX_CONTENT_CHARS
-from shared.errors import ValidationError
-from shared.log import get_logger
+from learning_memory.shared.contracts.experiences import Domain
+from learning_memory.shared.contracts.memory import MAX_CONTENT_CHARS
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 MAX_BUDGET = 4_000

@@ -16,14 +16,14 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import BaseModel, Field
 
-from server.background import spawn
-from server.persistence import RESOLVE_BUDGET_S, finish_later, persist
-from server.services import AppContext, app_context
-from server.tool_errors import tool
-from server.tools.context import premortem_or_nothing
-from server.tools.inputs import utf8_safe
-from server.transport import JobStillRunning
-from shared.contracts.experiences import (
+from learning_memory.server.background import spawn
+from learning_memory.server.persistence import RESOLVE_BUDGET_S, finish_later, persist
+from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.context import premortem_or_nothing
+from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.contracts.experiences import (
     DOMAINS,
     MAX_GHAP_FIELD_CHARS,
     MAX_RESOLUTION_FIELD_CHARS,
@@ -37,8 +37,8 @@ from shared.contracts.experiences import (
     RootCauseCategory,
     Strategy,
 )
-from shared.errors import LmsError, ValidationError
-from shared.log import get_logger
+from learning_memory.shared.errors import LmsError, ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 MAX_LIST = 100

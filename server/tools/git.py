@@ -14,10 +14,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, app_context, await_job
-from server.tool_errors import tool
-from server.tools.inputs import clamp, utf8_safe
-from shared.contracts.git import (
+from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import clamp, utf8_safe
+from learning_memory.shared.contracts.git import (
     CHURN_HOTSPOTS,
     CODE_AUTHORS,
     FILE_HISTORY,
@@ -29,8 +29,8 @@ from shared.contracts.git import (
     IndexCommitsRequest,
     SearchCommitsRequest,
 )
-from shared.contracts.memory import MAX_CONTENT_CHARS
-from shared.errors import ValidationError
+from learning_memory.shared.contracts.memory import MAX_CONTENT_CHARS
+from learning_memory.shared.errors import ValidationError
 
 MAX_RESULTS = 50
 MAX_HISTORY = 500

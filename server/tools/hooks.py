@@ -19,18 +19,18 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.fail_open import within_budget
-from server.hooks import test_runs
-from server.hooks.answer import hook_answer
-from server.services import AppContext, app_context
-from server.tool_errors import tool
-from server.tools.context import assemble, render
-from server.tools.inputs import utf8_safe
-from server.transport import JobStillRunning
-from shared.context_lines import estimate_tokens, one_line
-from shared.contracts.code import REINDEX_FILE, ReindexFileRequest
-from shared.contracts.experiences import Evidence, GhapEntry
-from shared.log import get_logger
+from learning_memory.server.fail_open import within_budget
+from learning_memory.server.hooks import test_runs
+from learning_memory.server.hooks.answer import hook_answer
+from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.context import assemble, render
+from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.context_lines import estimate_tokens, one_line
+from learning_memory.shared.contracts.code import REINDEX_FILE, ReindexFileRequest
+from learning_memory.shared.contracts.experiences import Evidence, GhapEntry
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 PROMPT_BUDGET_TOKENS = 300

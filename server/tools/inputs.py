@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from shared.log import get_logger
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 

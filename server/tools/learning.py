@@ -16,13 +16,13 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.background import spawn
-from server.hooks.values_cache import refresh_values_cache
-from server.services import AppContext, app_context, await_job
-from server.tool_errors import tool
-from server.tools.inputs import utf8_safe
-from shared.contracts.experiences import AXES, Axis
-from shared.contracts.learning import (
+from learning_memory.server.background import spawn
+from learning_memory.server.hooks.values_cache import refresh_values_cache
+from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.shared.contracts.experiences import AXES, Axis
+from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
     GET_CLUSTERS,
     LIST_VALUES,
@@ -38,7 +38,7 @@ from shared.contracts.learning import (
     ValueRecord,
     parse_cluster_id,
 )
-from shared.errors import ValidationError
+from learning_memory.shared.errors import ValidationError
 
 MAX_LIMIT = 100
 CLUSTER_ID_HELP = (

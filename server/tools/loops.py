@@ -16,12 +16,12 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.loops.rules import Loop, check_score, reason
-from server.loops.store import Busy
-from server.services import AppContext, app_context
-from server.tool_errors import tool
-from shared.errors import ValidationError
-from shared.loop_settings import LOOP_TYPES, LoopType
+from learning_memory.server.loops.rules import Loop, check_score, reason
+from learning_memory.server.loops.store import Busy
+from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.tool_errors import tool
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.loop_settings import LOOP_TYPES, LoopType
 
 T = TypeVar("T")
 

@@ -15,10 +15,10 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, await_job
-from server.tool_errors import tool
-from server.tools.inputs import clamp, utf8_safe
-from shared.contracts.memory import (
+from learning_memory.server.services import AppContext, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import clamp, utf8_safe
+from learning_memory.shared.contracts.memory import (
     CATEGORIES,
     DELETE_MEMORY,
     LIST_MEMORIES,
@@ -32,8 +32,8 @@ from shared.contracts.memory import (
     RetrieveMemoriesRequest,
     StoreMemoryRequest,
 )
-from shared.errors import ValidationError
-from shared.log import get_logger
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 MAX_TAGS = 20

@@ -7,18 +7,18 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, await_job
-from server.tool_errors import tool
-from server.tools.inputs import utf8_safe
-from shared.contracts.experiences import (
+from learning_memory.server.services import AppContext, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.shared.contracts.experiences import (
     SEARCH_EXPERIENCES,
     Axis,
     Domain,
     OutcomeStatus,
     SearchExperiencesRequest,
 )
-from shared.contracts.memory import MAX_CONTENT_CHARS
-from shared.errors import ValidationError
+from learning_memory.shared.contracts.memory import MAX_CONTENT_CHARS
+from learning_memory.shared.errors import ValidationError
 
 MAX_RESULTS = 50
 

@@ -8,11 +8,11 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from server.services import AppContext, app_context, await_job
-from server.tool_errors import tool
-from shared import __version__
-from shared.contracts.diagnostics import PING, PingRequest
-from shared.errors import NotFoundError
+from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.tool_errors import tool
+from learning_memory.shared import __version__
+from learning_memory.shared.contracts.diagnostics import PING, PingRequest
+from learning_memory.shared.errors import NotFoundError
 
 JobId = Annotated[
     str,

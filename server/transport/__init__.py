@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from redis.exceptions import RedisError
 
-from server.autostart import ensure_worker
-from server.transport.arq import ArqTransport, connect
-from server.transport.base import JobStillRunning, Transport
-from server.transport.inline import InlineTransport
-from server.transport.session import keep_session
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.settings import Settings
+from learning_memory.server.autostart import ensure_worker
+from learning_memory.server.transport.arq import ArqTransport, connect
+from learning_memory.server.transport.base import JobStillRunning, Transport
+from learning_memory.server.transport.inline import InlineTransport
+from learning_memory.server.transport.session import keep_session
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
 
 __all__ = ["JobStillRunning", "Transport", "create_transport"]
 

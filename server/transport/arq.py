@@ -17,16 +17,22 @@ from typing import Any, cast
 from pydantic import BaseModel
 from redis.exceptions import RedisError
 
-from server.transport.base import JobStillRunning, Mode, ProgressCallback, Resp, decode_envelope
-from shared import arq_backend
-from shared.arq_backend import ArqRedis, Outcome
-from shared.contracts import SPECS_BY_NAME
-from shared.errors import UnavailableError, from_payload
-from shared.jobs import JobSpec, JobStatus
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.settings import Settings
-from shared.state import live_workers, read_progress
+from learning_memory.server.transport.base import (
+    JobStillRunning,
+    Mode,
+    ProgressCallback,
+    Resp,
+    decode_envelope,
+)
+from learning_memory.shared import arq_backend
+from learning_memory.shared.arq_backend import ArqRedis, Outcome
+from learning_memory.shared.contracts import SPECS_BY_NAME
+from learning_memory.shared.errors import UnavailableError, from_payload
+from learning_memory.shared.jobs import JobSpec, JobStatus
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
+from learning_memory.shared.state import live_workers, read_progress
 
 log = get_logger(__name__)
 

@@ -14,8 +14,8 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel
 
-from shared.errors import from_payload
-from shared.jobs import JobProgress, JobSpec, JobStatus
+from learning_memory.shared.errors import from_payload
+from learning_memory.shared.jobs import JobProgress, JobSpec, JobStatus
 
 Resp = TypeVar("Resp", bound=BaseModel)
 ProgressCallback = Callable[[JobProgress], Awaitable[None]]

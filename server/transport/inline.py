@@ -17,14 +17,20 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
-from server.transport.base import JobStillRunning, Mode, ProgressCallback, Resp, decode_envelope
-from shared.errors import InternalError, JobTimeoutError
-from shared.jobs import RETRY_DEFER_S, JobProgress, JobSpec, JobStatus
-from shared.log import get_logger
-from shared.settings import Settings
+from learning_memory.server.transport.base import (
+    JobStillRunning,
+    Mode,
+    ProgressCallback,
+    Resp,
+    decode_envelope,
+)
+from learning_memory.shared.errors import InternalError, JobTimeoutError
+from learning_memory.shared.jobs import RETRY_DEFER_S, JobProgress, JobSpec, JobStatus
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
 
 if TYPE_CHECKING:
-    from worker.context import WorkerServices
+    from learning_memory.worker.context import WorkerServices
 
 log = get_logger(__name__)
 # Finished jobs are kept for get_job_status; oldest forgotten first.
@@ -53,7 +59,7 @@ class InlineTransport:
 
     def _get_services(self) -> WorkerServices:
         if self._services is None:
-            from worker.context import WorkerServices
+            from learning_memory.worker.context import WorkerServices
 
             self._services = WorkerServices(self._settings)
         return self._services
@@ -94,8 +100,8 @@ class InlineTransport:
     async def _tries(self, job: InlineJob, job_id: str, payload: Any) -> dict[str, Any]:
         """Run the job as the worker would: each try within the spec's time limit; a try that
         crashes is run again, up to the spec's tries; domain errors are results, not crashes."""
-        from worker.context import JobContext
-        from worker.registry import execute
+        from learning_memory.worker.context import JobContext
+        from learning_memory.worker.registry import execute
 
         async def report(current: float, total: float | None = None, message: str | None = None) -> None:
             job.progress = JobProgress(current=current, total=total, message=message)

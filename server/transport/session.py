@@ -17,9 +17,9 @@ from collections.abc import Awaitable, Callable
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
-from shared.keys import Keys
-from shared.log import get_logger
-from shared.sessions import SESSION_RENEW_S, end_session, renew_session
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.sessions import SESSION_RENEW_S, end_session, renew_session
 
 log = get_logger(__name__)
 # Leaving must not hold a server's shutdown on a Redis that stopped answering.

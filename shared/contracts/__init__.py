@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts import code, context, diagnostics, experiences, git, learning, memory
-from shared.jobs import JobSpec
+from learning_memory.shared.contracts import code, context, diagnostics, experiences, git, learning, memory
+from learning_memory.shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     diagnostics.NOOP,

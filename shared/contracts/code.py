@@ -12,8 +12,8 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
-from shared.jobs import Contract, JobSpec
-from shared.keys import Queue
+from learning_memory.shared.jobs import Contract, JobSpec
+from learning_memory.shared.keys import Queue
 
 Language = Literal[
     "python",

@@ -12,9 +12,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from shared.contracts.experiences import Domain, Lesson, OutcomeStatus, RootCause
-from shared.jobs import Contract, JobSpec
-from shared.keys import Queue
+from learning_memory.shared.contracts.experiences import Domain, Lesson, OutcomeStatus, RootCause
+from learning_memory.shared.jobs import Contract, JobSpec
+from learning_memory.shared.keys import Queue
 
 ContextKind = Literal["experience", "value", "memory"]
 KIND_PREFIXES: dict[str, ContextKind] = {"exp": "experience", "val": "value", "mem": "memory"}

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from shared.jobs import Contract, JobSpec, WorkerIdentity
-from shared.keys import Queue
+from learning_memory.shared.jobs import Contract, JobSpec, WorkerIdentity
+from learning_memory.shared.keys import Queue
 
 
 class NoopRequest(Contract):

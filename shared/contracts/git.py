@@ -14,8 +14,8 @@ from typing import Literal
 
 from pydantic import Field
 
-from shared.jobs import Contract, JobSpec
-from shared.keys import Queue
+from learning_memory.shared.jobs import Contract, JobSpec
+from learning_memory.shared.keys import Queue
 
 COLLECTION = "commits"
 MAX_MESSAGE_CHARS = 10_000

@@ -14,10 +14,10 @@ from datetime import datetime
 
 from pydantic import Field
 
-from shared.contracts.experiences import AXES, Axis, ExperienceHit
-from shared.errors import ValidationError
-from shared.jobs import Contract, JobSpec
-from shared.keys import Queue
+from learning_memory.shared.contracts.experiences import AXES, Axis, ExperienceHit
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.jobs import Contract, JobSpec
+from learning_memory.shared.keys import Queue
 
 MIN_EXPERIENCES = 20  # per axis, for get_clusters (DESIGN §6)
 MAX_VALUE_CHARS = 500

@@ -12,13 +12,13 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from redis import Redis as SyncRedis
 
-from shared.keys import Keys
+from learning_memory.shared.keys import Keys
 from tests.conftest import REDIS_URL
 
 
 def server_params(env: dict[str, str]) -> StdioServerParameters:
     return StdioServerParameters(
-        command=env.get("PYTHON", "python"), args=["-m", "server.cli", "serve"], env=env
+        command=env.get("PYTHON", "python"), args=["-m", "learning_memory", "serve"], env=env
     )
 
 
@@ -27,7 +27,7 @@ async def stdio_client(env: dict[str, str]) -> AsyncIterator[Client]:
     # Entered inside each test: anyio's task group must exit in the task that entered it.
     import sys
 
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "serve"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "learning_memory", "serve"], env=env)
     async with Client(params, read_timeout_seconds=120) as client:
         yield client
 

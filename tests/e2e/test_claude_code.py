@@ -21,10 +21,10 @@ from mcp import Client
 from redis.asyncio import Redis
 
 from bench.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude, tool
+from bench.processes import REPO_ROOT
 from bench.scripted_model import Request, Script, Turn, call, last_tool_result, say
-from server.cli.claude import REPO_ROOT
-from server.cli.client import result_payload
-from server.cli.samples import demo_entries
+from learning_memory.server.cli.client import result_payload
+from learning_memory.server.cli.samples import demo_entries
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import stop_process, wait_for
@@ -140,7 +140,7 @@ def test_the_plugin_validates_installs_and_uninstalls(tmp_path: Path) -> None:
         checked = home.run_claude("plugin", "validate", str(folder))
         assert checked.returncode == 0, checked.stdout + checked.stderr
     # The real CLI, as a user runs it from the checkout's venv (twice: the second run is a no-op).
-    cli = [sys.executable, "-m", "server.cli", "claude"]
+    cli = [sys.executable, "-m", "learning_memory", "claude"]
     for _ in range(2):
         done = subprocess.run(
             [*cli, "install"], env=home.env(), capture_output=True, text=True, timeout=120, check=False

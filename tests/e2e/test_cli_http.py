@@ -1,4 +1,4 @@
-"""The CLI (call, status, demo) and the streamable HTTP transport with its bearer token."""
+"""The CLI (call, status) and the streamable HTTP transport with its bearer token."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from server.cli.client import result_payload
+from learning_memory.server.cli.client import result_payload
 from tests.helpers import stop_process
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,11 @@ pytestmark = pytest.mark.slow
 
 def _cli(env: dict[str, str], *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "server.cli", *args], env=env, capture_output=True, text=True, timeout=timeout
+        [sys.executable, "-m", "learning_memory", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
     )
 
 
@@ -55,17 +59,6 @@ def test_status_reports_redis_queues_and_workers(lms_env: dict[str, str]) -> Non
     assert offline["queue_mode"]["effective"] == "inline"
 
 
-def test_demo_session(lms_env: dict[str, str]) -> None:
-    # The demo writes its sample project (with a git history), indexes and searches it with the
-    # real model, and leaves nothing of it behind; the learning step loads the model again in a
-    # session of its own.
-    done = _cli({**lms_env, "LMS_QUEUE": "inline"}, "demo", timeout=600)
-    assert done.returncode == 0, done.stdout + done.stderr
-    assert "demo finished: ok" in done.stdout
-    assert "shop/payments/retry.py" in done.stdout  # search_code found the sample's backoff
-    assert "Retry failed charges" in done.stdout  # search_commits found the sample's commit
-
-
 def _free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
@@ -78,7 +71,7 @@ def http_server(env: dict[str, str], host: str, port: int) -> Iterator[subproces
         [
             sys.executable,
             "-m",
-            "server.cli",
+            "learning_memory",
             "serve",
             "--transport",
             "http",

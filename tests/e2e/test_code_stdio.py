@@ -17,10 +17,10 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from server.cli.client import result_payload
+from learning_memory.server.cli.client import result_payload
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
-from tests.helpers import wait_for
+from tests.helpers import log_events, start_worker, stop_process, wait_for
 
 pytestmark = pytest.mark.slow
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "code"
@@ -143,3 +143,35 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
         assert rows == (12000, 12000)
         again = await _index_and_wait(client, big, "big")
         assert again["files_indexed"] == 0 and again["files_unchanged"] == 1500
+
+
+async def test_a_project_indexed_again_by_another_worker_is_not_embedded_again(
+    lms_env: dict[str, str], redis: Redis, namespace: str, tmp_path: Path
+) -> None:
+    # Two worker processes with data folders of their own, as on two machines, sharing Redis (the
+    # embedding cache): the second indexes the project again, its units get their vectors, and
+    # its model computes none of them.
+    lms_env.update(
+        LMS_EMBEDDING_MODEL="hashing:256",
+        LMS_AUTOSTART_WORKER="false",
+        LMS_EMBEDDING_CACHE="redis",
+        LMS_LOG_LEVEL="DEBUG",
+    )
+    project = tmp_path / "fixtures"
+    shutil.copytree(FIXTURES, project)
+    computed: dict[str, int] = {}
+    async with stdio_client(lms_env) as client:
+        for name in ("first", "second"):
+            env = {**lms_env, "LMS_DATA_DIR": str(tmp_path / name)}
+            log_path = tmp_path / f"{name}.log"
+            worker = start_worker(env, log_path)
+            try:
+                await wait_for_worker(redis, namespace, worker.pid)
+                stats = await _index_and_wait(client, project, "fixtures")
+                assert stats["files_indexed"] > 0
+                entry = await _complete(client, "fixtures")
+            finally:
+                stop_process(worker)
+            computed[name] = sum(int(e["texts"]) for e in log_events(log_path, "embedding.computed"))
+    assert computed["first"] >= entry["units"] > 0
+    assert computed["second"] == 0

@@ -15,7 +15,7 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from server.cli.client import result_payload
+from learning_memory.server.cli.client import result_payload
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import pids_of, wait_for
@@ -140,7 +140,7 @@ async def test_server_killed_between_local_save_and_persistence(
             return _pending(journal) == [started["id"]]
 
         await wait_for(saved_locally, timeout=30, what="the local save")
-        for pid in pids_of("server.cli serve", f"LMS_NAMESPACE={namespace}"):
+        for pid in pids_of("learning_memory serve", f"LMS_NAMESPACE={namespace}"):
             os.kill(pid, signal.SIGKILL)
         with pytest.raises(BaseException):  # noqa: B017 - the connection dies with the server
             await asyncio.wait_for(resolving, 30)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from server.cli.client import result_payload
+from learning_memory.server.cli.client import result_payload
 from tests.conftest import wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import kill_pid
@@ -28,7 +28,8 @@ def _error(result: Any) -> dict[str, str]:
 
 def test_server_imports_nothing_heavy() -> None:
     code = (
-        "import sys, server.app, server.cli.main, server.http; "
+        "import sys, learning_memory.server.app, learning_memory.server.cli.main, "
+        "learning_memory.server.http; "
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60)
@@ -38,7 +39,7 @@ def test_server_imports_nothing_heavy() -> None:
 def test_stdout_carries_nothing_but_protocol(lms_env: dict[str, str]) -> None:
     env = {**lms_env, "LMS_QUEUE": "inline"}
     proc = subprocess.run(
-        [sys.executable, "-m", "server.cli", "serve"],
+        [sys.executable, "-m", "learning_memory", "serve"],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,
@@ -107,7 +108,7 @@ async def test_second_session_is_answered_from_the_handshake_cache(
     from mcp.client.stdio import StdioServerParameters, stdio_client
 
     env = {**lms_env, "LMS_QUEUE": "inline"}
-    params = StdioServerParameters(command=sys.executable, args=["-m", "server.cli", "serve"], env=env)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "learning_memory", "serve"], env=env)
     listings = []
     for session in range(2):
         log_path = tmp_path / f"serve-{session}.log"

@@ -18,16 +18,16 @@ from arq.jobs import deserialize_job_raw, serialize_result
 from arq.worker import Worker
 from redis.asyncio import Redis
 
-from server.transport.arq import ArqTransport
-from shared import arq_backend, codec
-from shared.arq_backend import QueueWorker
-from shared.contracts.diagnostics import NOOP, NoopResponse
-from shared.errors import InternalError, JobTimeoutError
-from shared.keys import Keys
-from shared.settings import Settings
-from worker import registry
-from worker.arq_jobs import arq_function
-from worker.context import JobContext
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared import arq_backend, codec
+from learning_memory.shared.arq_backend import QueueWorker
+from learning_memory.shared.contracts.diagnostics import NOOP, NoopResponse
+from learning_memory.shared.errors import InternalError, JobTimeoutError
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.settings import Settings
+from learning_memory.worker import registry
+from learning_memory.worker.arq_jobs import arq_function
+from learning_memory.worker.context import JobContext
 
 
 def test_the_hooks_we_override_exist_with_the_arguments_we_pass() -> None:
@@ -136,7 +136,7 @@ async def test_arq_runs_a_crashing_job_max_tries_times_then_reports_it(
         raise RuntimeError("boom")
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, crash)
-    monkeypatch.setattr("worker.arq_jobs.RETRY_DEFER_S", 0.01)
+    monkeypatch.setattr("learning_memory.worker.arq_jobs.RETRY_DEFER_S", 0.01)
     try:
         with pytest.raises(InternalError, match=f"every try \\({NOOP.max_tries}\\)"):
             await transport_with_grace.run(NOOP, NOOP.request(), budget_s=30)

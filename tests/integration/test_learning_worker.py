@@ -11,10 +11,10 @@ from datetime import UTC, datetime
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from server.cli.samples import demo_entries
-from server.transport.arq import ArqTransport
-from shared.contracts.experiences import PERSIST_EXPERIENCE, PersistExperienceRequest
-from shared.contracts.learning import (
+from learning_memory.server.cli.samples import demo_entries
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared.contracts.experiences import PERSIST_EXPERIENCE, PersistExperienceRequest
+from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
     GET_CLUSTERS,
     LIST_VALUES,
@@ -24,7 +24,7 @@ from shared.contracts.learning import (
     ListValuesRequest,
     StoreValueRequest,
 )
-from shared.errors import ValidationError
+from learning_memory.shared.errors import ValidationError
 from tests.learning_data import ghap_entry
 
 pytestmark = [pytest.mark.slow, pytest.mark.redis]

@@ -8,10 +8,10 @@ import sys
 import pytest
 from redis.asyncio import Redis
 
-from shared.keys import Keys
+from learning_memory.shared.keys import Keys
+from learning_memory.worker.locks import Locks
 from tests.conftest import REDIS_URL
 from tests.helpers import wait_for
-from worker.locks import Locks
 
 pytestmark = pytest.mark.redis
 
@@ -80,8 +80,8 @@ async def _enter(locks: Locks) -> None:
 HOLD_FOREVER = """
 import asyncio, sys
 from redis.asyncio import Redis
-from shared.keys import Keys
-from worker.locks import Locks
+from learning_memory.shared.keys import Keys
+from learning_memory.worker.locks import Locks
 
 async def main() -> None:
     locks = Locks(Redis.from_url(sys.argv[1]), Keys(sys.argv[2]), ttl_s=1.0)

@@ -16,17 +16,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from shared.errors import EmbeddingError
-from shared.settings import load_settings
-from worker.embedding import export as export_module
-from worker.embedding import onnx_embedder
-from worker.embedding.cache import CachingEmbedder
-from worker.embedding.export import _remove_orphans, export
-from worker.embedding.factory import open_embedder
-from worker.embedding.onnx_embedder import META, SUB_BATCH, OnnxEmbedder, OnnxUnavailable
-from worker.embedding.sentence import SentenceTransformerEmbedder
-from worker.embedding.source import DEFAULT_MODEL
-from worker.metadata import MetadataStore
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.shared.settings import load_settings
+from learning_memory.worker.embedding import export as export_module
+from learning_memory.worker.embedding import onnx_embedder
+from learning_memory.worker.embedding.cache import CachingEmbedder
+from learning_memory.worker.embedding.export import _remove_orphans, export
+from learning_memory.worker.embedding.factory import open_embedder
+from learning_memory.worker.embedding.onnx_embedder import META, SUB_BATCH, OnnxEmbedder, OnnxUnavailable
+from learning_memory.worker.embedding.sentence import SentenceTransformerEmbedder
+from learning_memory.worker.embedding.source import DEFAULT_MODEL
+from learning_memory.worker.metadata import MetadataStore
 
 pytestmark = pytest.mark.slow
 
@@ -54,7 +54,7 @@ def models(tmp_path_factory: pytest.TempPathFactory) -> Path:
     argv = [
         sys.executable,
         "-m",
-        "worker.embedding.export",
+        "learning_memory.worker.embedding.export",
         "--model",
         DEFAULT_MODEL,
         "--models-dir",
@@ -244,9 +244,9 @@ def test_the_worker_never_imports_torch(models: Path, tmp_path: Path) -> None:
     script = textwrap.dedent(
         """
         import asyncio, sys
-        import worker.main  # what `learning-memory worker` imports
-        from shared.settings import get_settings
-        from worker.context import WorkerServices
+        import learning_memory.worker.main  # what `learning-memory worker` imports
+        from learning_memory.shared.settings import get_settings
+        from learning_memory.worker.context import WorkerServices
 
         async def main():
             services = WorkerServices(get_settings())

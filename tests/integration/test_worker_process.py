@@ -10,13 +10,13 @@ import sys
 import pytest
 from redis.asyncio import Redis
 
-from server.transport import JobStillRunning
-from server.transport.arq import ArqTransport
-from shared.contracts.diagnostics import NOOP, PING, PING_BATCH, NoopRequest, PingRequest
-from shared.errors import UnavailableError
-from shared.jobs import JobProgress
-from shared.keys import Keys
-from shared.settings import Settings
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.server.transport.arq import ArqTransport
+from learning_memory.shared.contracts.diagnostics import NOOP, PING, PING_BATCH, NoopRequest, PingRequest
+from learning_memory.shared.errors import UnavailableError
+from learning_memory.shared.jobs import JobProgress
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.settings import Settings
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.helpers import start_job, stop_process, wait_for
 
@@ -144,10 +144,10 @@ async def test_status_of_queued_and_unknown_jobs(
 def test_worker_check_passes_once_a_worker_is_up(lms_env: dict[str, str]) -> None:
     """``learning-memory worker --check`` (the container health check) fails with no worker and
     passes once one beats."""
-    check = [sys.executable, "-m", "server.cli", "worker", "--check"]
+    check = [sys.executable, "-m", "learning_memory", "worker", "--check"]
     assert subprocess.run(check, env=lms_env, capture_output=True, timeout=60).returncode == 1
     proc = subprocess.Popen(
-        [sys.executable, "-m", "server.cli", "worker"],
+        [sys.executable, "-m", "learning_memory", "worker"],
         env=lms_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
@@ -169,8 +169,8 @@ def test_worker_check_passes_once_a_worker_is_up(lms_env: dict[str, str]) -> Non
 async def test_autostart_from_many_sessions_starts_one_detached_worker(
     settings: Settings, redis: Redis
 ) -> None:
-    from server.autostart import ensure_worker
-    from server.transport.arq import connect
+    from learning_memory.server.autostart import ensure_worker
+    from learning_memory.server.transport.arq import connect
     from tests.helpers import kill_pid
 
     sessions = [connect(settings) for _ in range(5)]  # as separate server processes would
@@ -198,7 +198,7 @@ def test_a_second_worker_on_the_embedded_store_stops_with_a_clear_message(
     lms_env: dict[str, str], live_worker: Worker
 ) -> None:
     second = subprocess.run(
-        [sys.executable, "-m", "server.cli", "worker"],
+        [sys.executable, "-m", "learning_memory", "worker"],
         env=lms_env,
         capture_output=True,
         text=True,
@@ -220,8 +220,13 @@ async def test_memories_survive_a_worker_killed_without_warning(
     import uuid
     from datetime import UTC, datetime
 
-    from shared.contracts.memory import LIST_MEMORIES, STORE_MEMORY, ListMemoriesRequest, MemoryRecord
-    from shared.contracts.memory import StoreMemoryRequest as Store
+    from learning_memory.shared.contracts.memory import (
+        LIST_MEMORIES,
+        STORE_MEMORY,
+        ListMemoriesRequest,
+        MemoryRecord,
+    )
+    from learning_memory.shared.contracts.memory import StoreMemoryRequest as Store
 
     lms_env["LMS_EMBEDDING_MODEL"] = "hashing:64"  # this test is about durability, not the model
     first = worker_factory()

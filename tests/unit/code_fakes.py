@@ -9,8 +9,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from shared.contracts.code import CodeUnit, FileError, Language
-from worker.code.parser import ParseResult
+from learning_memory.shared.contracts.code import CodeUnit, FileError, Language
+from learning_memory.worker.code.parser import ParseResult
 
 _HEAD = re.compile(r"^(\s*)(def|class)\s+(\w+)\s*(\([^)]*\))?")
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.cli import claude as claude_cli
-from server.cli.main import main
+from learning_memory.server.cli import claude as claude_cli
+from learning_memory.server.cli.main import main
 
 FAKE_CLAUDE = """#!{python}
 import json, os, sys
@@ -74,7 +74,7 @@ def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> FakeClaude:
     return fake
 
 
-REPO = str(claude_cli.REPO_ROOT)
+REPO = str(claude_cli.MARKETPLACE_ROOT)
 
 
 def test_install_records_validates_adds_and_installs(
@@ -156,7 +156,7 @@ def test_no_claude_anywhere_says_how_to_install_it(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setenv("PATH", str(tmp_path))
-    monkeypatch.setattr(claude_cli, "REPO_ROOT", tmp_path)  # no pinned copy there either
+    monkeypatch.setattr(claude_cli, "MARKETPLACE_ROOT", tmp_path)  # no pinned copy there either
     assert main(["claude", "install"]) == 1
     err = capsys.readouterr().err
     assert "`claude` command was not found" in err
@@ -182,7 +182,7 @@ def test_running_command_prefers_the_entry_point(tmp_path: Path) -> None:
     entry.write_text("#!/bin/sh\n")
     entry.chmod(0o755)
     assert claude_cli.running_command(str(entry)) == entry
-    # Started as `python -m server.cli`: the entry point next to this interpreter (the venv's).
+    # Started as `python -m learning_memory`: the entry point next to this interpreter (the venv's).
     beside = claude_cli.running_command("/somewhere/server/cli/__main__.py")
     assert beside == Path(sys.executable).parent / "learning-memory"
 

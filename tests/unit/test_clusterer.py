@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from worker.learning.clusterer import cluster_labels, judge, normalise, reduce, summarise
+from learning_memory.worker.learning.clusterer import cluster_labels, judge, normalise, reduce, summarise
 
 
 def blobs(

@@ -10,19 +10,24 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.code import (
+from learning_memory.shared.contracts.code import (
     DeleteProjectRequest,
     IndexCodebaseRequest,
     ListProjectsRequest,
     SearchCodeRequest,
 )
+from learning_memory.worker.code import lexical
+from learning_memory.worker.code.filler import VectorFiller
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.jobs.code import (
+    delete_project_index,
+    index_codebase,
+    list_indexed_projects,
+    search_code,
+)
 from tests.helpers import job_context
 from tests.unit.test_code_indexer import FILES, MATH, UNITS, ctx, make_tree, points, spy  # noqa: F401
-from worker.code import lexical
-from worker.code.filler import VectorFiller
-from worker.context import JobContext
-from worker.embedding.base import Embeddings
-from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
 
 
 async def index_only(ctx: JobContext, root: Path) -> int:

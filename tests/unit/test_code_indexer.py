@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.code import (
+from learning_memory.shared.contracts.code import (
     COLLECTION,
     DELETE_PROJECT,
     INDEX_CODEBASE,
@@ -21,18 +21,23 @@ from shared.contracts.code import (
     ListProjectsRequest,
     SearchCodeRequest,
 )
-from shared.errors import ValidationError
+from learning_memory.shared.errors import ValidationError
+from learning_memory.worker.code import indexer as indexer_module
+from learning_memory.worker.code import parser
+from learning_memory.worker.code.units import embedding_text, query_text, split_identifier
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.embedding.cache import CachingEmbedder
+from learning_memory.worker.jobs.code import (
+    delete_project_index,
+    index_codebase,
+    list_indexed_projects,
+    search_code,
+)
+from learning_memory.worker.registry import execute
+from learning_memory.worker.vectors.base import Filter, MatchValue, VectorStore
 from tests.helpers import job_context
 from tests.unit.code_fakes import fake_language_for, fake_parse_source
-from worker.code import indexer as indexer_module
-from worker.code import parser
-from worker.code.units import embedding_text, query_text, split_identifier
-from worker.context import JobContext
-from worker.embedding.base import Embeddings
-from worker.embedding.cache import CachingEmbedder
-from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
-from worker.registry import execute
-from worker.vectors.base import Filter, MatchValue, VectorStore
 
 RETRY = '''"""HTTP client helpers."""
 
@@ -164,7 +169,7 @@ async def test_a_new_parser_version_parses_every_file_again(
 ) -> None:
     root = make_tree(tmp_path / "src", FILES)
     await index(ctx, root)
-    monkeypatch.setattr("worker.code.parser.PARSE_VERSION", b"a later parser\0")
+    monkeypatch.setattr("learning_memory.worker.code.parser.PARSE_VERSION", b"a later parser\0")
     spy.parsed.clear()
     again = await index(ctx, root)
     assert (again.files_indexed, again.files_unchanged, again.units_indexed) == (3, 0, UNITS)

@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from tree_sitter import Language as TSLanguage
 
-from shared.contracts.code import LANGUAGES, CodeUnit, Language
-from worker.code.languages import LANGUAGE_SPECS
-from worker.code.parse_docs import clean_comment
-from worker.code.parser import language_for, parse_source
+from learning_memory.shared.contracts.code import LANGUAGES, CodeUnit, Language
+from learning_memory.worker.code.languages import LANGUAGE_SPECS
+from learning_memory.worker.code.parse_docs import clean_comment
+from learning_memory.worker.code.parser import language_for, parse_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "code"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from worker.code.rerank import Weights, adjustment, read_query, rerank
+from learning_memory.worker.code.rerank import Weights, adjustment, read_query, rerank
 
 
 def unit(

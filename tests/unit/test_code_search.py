@@ -11,19 +11,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from shared.contracts.code import (
+from learning_memory.shared.contracts.code import (
     COLLECTION,
     DeleteProjectRequest,
     IndexCodebaseRequest,
     ListProjectsRequest,
     SearchCodeRequest,
 )
+from learning_memory.worker.code import lexical
+from learning_memory.worker.code.search import LEXICAL_WEIGHT, RRF_K, search_units
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.jobs.code import (
+    delete_project_index,
+    index_codebase,
+    list_indexed_projects,
+    search_code,
+)
+from learning_memory.worker.metadata.store import MetadataStore
 from tests.unit.test_code_indexer import FILES, UNITS, ctx, index, make_tree, spy  # noqa: F401
-from worker.code import lexical
-from worker.code.search import LEXICAL_WEIGHT, RRF_K, search_units
-from worker.context import JobContext
-from worker.jobs.code import delete_project_index, index_codebase, list_indexed_projects, search_code
-from worker.metadata.store import MetadataStore
 
 
 def test_query_terms_drop_stopwords_and_spell_identifiers() -> None:
@@ -149,7 +154,7 @@ async def test_no_collection_no_results(ctx: JobContext) -> None:
 async def test_upgrading_forgets_file_hashes_so_the_next_index_refills(tmp_path: Path) -> None:
     import sqlite3
 
-    from worker.metadata.migrations import MIGRATIONS
+    from learning_memory.worker.metadata.migrations import MIGRATIONS
 
     path = tmp_path / "old.sqlite3"
     conn = sqlite3.connect(path, isolation_level=None)

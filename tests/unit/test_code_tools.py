@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.contracts.code import LANGUAGES
+from learning_memory.shared.contracts.code import LANGUAGES
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 RETRY = '''

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.experiences import (
+from learning_memory.shared.contracts.experiences import (
     DOMAINS,
     MAX_GHAP_FIELD_CHARS,
     MAX_RESOLUTION_FIELD_CHARS,
@@ -18,7 +18,7 @@ from shared.contracts.experiences import (
     ROOT_CAUSE_CATEGORIES,
     STRATEGIES,
 )
-from shared.contracts.memory import CATEGORIES
+from learning_memory.shared.contracts.memory import CATEGORIES
 
 SET_PATH = Path(__file__).resolve().parents[2] / "bench" / "data" / "context_set.json"
 PROMPT_KINDS = {"related", "unrelated", "near_miss"}
@@ -97,7 +97,7 @@ def test_prompts_do_not_copy_the_stored_text(labelled: dict[str, Any]) -> None:
 
 
 def test_the_second_set_names_only_bundled_themes() -> None:
-    from server.cli.samples import THEMES
+    from learning_memory.server.cli.samples import THEMES
 
     second = json.loads((SET_PATH.parent / "context_themes.json").read_text())
     prompts = second["prompts"]

@@ -7,13 +7,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shared.errors import EmbeddingError, StorageError
-from shared.settings import load_settings
-from worker.embedding.base import Embeddings
-from worker.embedding.cache import CachingEmbedder, cache_key
-from worker.embedding.factory import open_embedder
-from worker.embedding.hashing import HashingEmbedder
-from worker.metadata import MetadataStore
+from learning_memory.shared.errors import EmbeddingError, StorageError
+from learning_memory.shared.settings import load_settings
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.embedding.cache import CachingEmbedder, cache_key
+from learning_memory.worker.embedding.factory import open_embedder
+from learning_memory.worker.embedding.hashing import HashingEmbedder
+from learning_memory.worker.metadata import MetadataStore
 
 
 class Spy:

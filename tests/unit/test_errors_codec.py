@@ -4,8 +4,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from shared import codec
-from shared.errors import (
+from learning_memory.shared import codec
+from learning_memory.shared.errors import (
     ERROR_TYPES,
     InternalError,
     JobTimeoutError,

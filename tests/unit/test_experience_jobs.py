@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.experiences import (
+from learning_memory.shared.contracts.experiences import (
     AXES,
     PERSIST_EXPERIENCE,
     SEARCH_EXPERIENCES,
@@ -25,11 +25,11 @@ from shared.contracts.experiences import (
     collection_for,
     point_id,
 )
-from shared.errors import ValidationError
+from learning_memory.shared.errors import ValidationError
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.jobs.experiences import axis_texts, persist_experience, search_experiences
+from learning_memory.worker.registry import execute
 from tests.helpers import job_context
-from worker.context import JobContext
-from worker.jobs.experiences import axis_texts, persist_experience, search_experiences
-from worker.registry import execute
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 

@@ -11,7 +11,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.contracts.experiences import AXES, DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES, STRATEGIES
+from learning_memory.shared.contracts.experiences import (
+    AXES,
+    DOMAINS,
+    OUTCOME_STATUSES,
+    ROOT_CAUSE_CATEGORIES,
+    STRATEGIES,
+)
 from tests.mcp_thread import ThreadedClient, inline_client
 
 text = st.text(max_size=1200) | st.text(alphabet=st.characters(categories=["Cs", "Cc", "Zs"]), max_size=20)

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
+from learning_memory.shared.contracts.experiences import DOMAINS, OUTCOME_STATUSES, ROOT_CAUSE_CATEGORIES
 from tests.helpers import wait_for
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
@@ -175,7 +175,7 @@ def test_an_unusable_journal_folder_fails_only_the_ghap_tools(tmp_path: Path) ->
 def test_resolve_answers_at_once_when_storing_outlasts_its_budget(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import server.tools.ghap as ghap_tools
+    import learning_memory.server.tools.ghap as ghap_tools
 
     # No time at all: the job is still running as the tool answers, and finishes by itself.
     monkeypatch.setattr(ghap_tools, "RESOLVE_BUDGET_S", 0.0)

@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 from git import GitCommandError
 
-from shared.errors import GitError, ValidationError
-from shared.settings import load_settings
+from learning_memory.shared.errors import GitError, ValidationError
+from learning_memory.shared.settings import load_settings
+from learning_memory.worker.context import WorkerServices
+from learning_memory.worker.git.indexer import CommitIndexer
+from learning_memory.worker.git.log import LOG_FORMAT, iter_log, parse_record, parse_stream
+from learning_memory.worker.git.repo import open_repo
 from tests.git_repo import build_repo, cli_log, git
-from worker.context import WorkerServices
-from worker.git.indexer import CommitIndexer
-from worker.git.log import LOG_FORMAT, iter_log, parse_record, parse_stream
-from worker.git.repo import open_repo
 
 
 @pytest.fixture(scope="module")

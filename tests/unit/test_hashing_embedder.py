@@ -3,9 +3,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from shared.errors import EmbeddingError
-from worker.embedding.base import Embedder
-from worker.embedding.hashing import HashingEmbedder
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.worker.embedding.base import Embedder
+from learning_memory.worker.embedding.hashing import HashingEmbedder
 
 TEXTS = [
     "How do I undo the last git commit?",

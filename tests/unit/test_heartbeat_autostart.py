@@ -8,13 +8,13 @@ from collections.abc import AsyncIterator
 import pytest
 from fakeredis.aioredis import FakeRedis
 
-from server import autostart
-from shared.arq_backend import in_progress_key, result_key
-from shared.keys import Keys
-from shared.settings import Settings, load_settings
-from shared.state import live_workers
-from worker.context import new_identity
-from worker.heartbeat import Heartbeat
+from learning_memory.server import autostart
+from learning_memory.shared.arq_backend import in_progress_key, result_key
+from learning_memory.shared.keys import Keys
+from learning_memory.shared.settings import Settings, load_settings
+from learning_memory.shared.state import live_workers
+from learning_memory.worker.context import new_identity
+from learning_memory.worker.heartbeat import Heartbeat
 
 KEYS = Keys("unit")
 

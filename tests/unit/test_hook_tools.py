@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from shared.context_lines import estimate_tokens
+from learning_memory.shared.context_lines import estimate_tokens
 from tests.conftest import REDIS_URL
 from tests.mcp_thread import ThreadedClient, inline_client, ok
 

@@ -10,12 +10,12 @@ from typing import Any, cast
 import pytest
 from fakeredis.aioredis import FakeRedis
 
-from server.transport.session import keep_session
-from shared.arq_backend import QueueWorker
-from shared.keys import Keys, Queue
-from shared.sessions import live_sessions, renew_session
+from learning_memory.server.transport.session import keep_session
+from learning_memory.shared.arq_backend import QueueWorker
+from learning_memory.shared.keys import Keys, Queue
+from learning_memory.shared.sessions import live_sessions, renew_session
+from learning_memory.worker.idle_exit import IdleExit
 from tests.helpers import wait_for
-from worker.idle_exit import IdleExit
 
 KEYS = Keys("unit")
 

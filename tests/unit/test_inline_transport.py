@@ -5,17 +5,17 @@ import dataclasses
 
 import pytest
 
-from server.transport import JobStillRunning
-from server.transport.base import decode_envelope
-from server.transport.inline import InlineTransport
-from shared.arq_backend import Outcome
-from shared.contracts.diagnostics import NOOP, PING, NoopResponse, PingRequest
-from shared.errors import InternalError, JobTimeoutError, NotFoundError, ValidationError
-from shared.jobs import JobProgress
-from shared.settings import load_settings
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.server.transport.base import decode_envelope
+from learning_memory.server.transport.inline import InlineTransport
+from learning_memory.shared.arq_backend import Outcome
+from learning_memory.shared.contracts.diagnostics import NOOP, PING, NoopResponse, PingRequest
+from learning_memory.shared.errors import InternalError, JobTimeoutError, NotFoundError, ValidationError
+from learning_memory.shared.jobs import JobProgress
+from learning_memory.shared.settings import load_settings
+from learning_memory.worker import registry
+from learning_memory.worker.context import JobContext
 from tests.helpers import start_job
-from worker import registry
-from worker.context import JobContext
 
 
 @pytest.fixture
@@ -69,7 +69,7 @@ async def test_a_job_crashing_on_every_try_is_an_internal_error(
         raise RuntimeError("boom")
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, crash)
-    monkeypatch.setattr("server.transport.inline.RETRY_DEFER_S", 0.01)
+    monkeypatch.setattr("learning_memory.server.transport.inline.RETRY_DEFER_S", 0.01)
     job_id = await start_job(client, NOOP, NOOP.request())
     with pytest.raises(InternalError, match=f"every try \\({NOOP.max_tries}\\)"):
         await client.run(NOOP, NOOP.request(), budget_s=5, job_id=job_id)
@@ -89,7 +89,7 @@ async def test_a_try_that_crashes_is_run_again(
         return NoopResponse()
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, flaky)
-    monkeypatch.setattr("server.transport.inline.RETRY_DEFER_S", 0.01)
+    monkeypatch.setattr("learning_memory.server.transport.inline.RETRY_DEFER_S", 0.01)
     job_id = await start_job(client, NOOP, NOOP.request())
     await client.run(NOOP, NOOP.request(), budget_s=5, job_id=job_id)
     assert (await client.status(job_id)).tries == 2
@@ -122,7 +122,7 @@ async def test_domain_errors_are_results(client: InlineTransport, monkeypatch: p
 async def test_finished_jobs_are_forgotten_oldest_first(
     client: InlineTransport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("server.transport.inline.KEEP_FINISHED", 2)
+    monkeypatch.setattr("learning_memory.server.transport.inline.KEEP_FINISHED", 2)
     ids = [await start_job(client, NOOP, NOOP.request()) for _ in range(4)]
     await asyncio.gather(*(client.run(NOOP, NOOP.request(), budget_s=5, job_id=job_id) for job_id in ids))
     states = [(await client.status(job_id)).state for job_id in ids]
@@ -130,7 +130,7 @@ async def test_finished_jobs_are_forgotten_oldest_first(
 
 
 async def test_invalid_request_payload_is_a_validation_error() -> None:
-    from worker.context import JobContext, WorkerServices
+    from learning_memory.worker.context import JobContext, WorkerServices
 
     ctx = JobContext(services=WorkerServices(load_settings()), job_id="j", job_try=1)
     envelope = await registry.execute(PING, {"delay_ms": -5}, ctx)

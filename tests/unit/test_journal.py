@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from server.journal.journal import ABANDONED_RESULT, Journal
-from shared.contracts.experiences import GhapEntry, Lesson, RootCause
-from shared.errors import NotFoundError, StorageError, ValidationError
+from learning_memory.server.journal.journal import ABANDONED_RESULT, Journal
+from learning_memory.shared.contracts.experiences import GhapEntry, Lesson, RootCause
+from learning_memory.shared.errors import NotFoundError, StorageError, ValidationError
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -406,7 +406,7 @@ def run_workers(root: Path, body: str, count: int) -> list[str]:
         """
         import sys
         from pathlib import Path
-        from server.journal.journal import Journal
+        from learning_memory.server.journal.journal import Journal
         n = int(sys.argv[1])
         j = Journal(Path(sys.argv[2]), f'proc-{n}')
         print('ready', flush=True)
@@ -463,7 +463,7 @@ def test_concurrent_updates_lose_nothing(journal: Journal, root: Path) -> None:
 def test_concurrent_start_resolve_cycles_lose_nothing(root: Path) -> None:
     cycles, processes = 15, 3
     body = """
-    from shared.errors import NotFoundError
+    from learning_memory.shared.errors import NotFoundError
     for i in range(15):
         entry, displaced = j.start(domain='testing', strategy='trial-and-error', goal=f'{n}-{i}',
                                    hypothesis='h', action='a', prediction='p')

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from server.cli.samples import demo_entries, generated_entries
-from shared.contracts.experiences import PersistExperienceRequest, collection_for
-from shared.contracts.learning import (
+from learning_memory.server.cli.samples import demo_entries, generated_entries
+from learning_memory.shared.contracts.experiences import PersistExperienceRequest, collection_for
+from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
     GET_CLUSTERS,
     LIST_VALUES,
@@ -28,12 +28,10 @@ from shared.contracts.learning import (
     StoreValueRequest,
     ValidateValueRequest,
 )
-from shared.errors import InsufficientDataError, NotFoundError, ValidationError
-from tests.helpers import job_context
-from tests.learning_data import ghap_entry
-from worker.context import JobContext
-from worker.jobs.experiences import axis_texts, persist_experience
-from worker.jobs.learning import (
+from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.jobs.experiences import axis_texts, persist_experience
+from learning_memory.worker.jobs.learning import (
     clustering,
     get_cluster_members,
     get_clusters,
@@ -41,7 +39,9 @@ from worker.jobs.learning import (
     store_value,
     validate_value,
 )
-from worker.registry import execute
+from learning_memory.worker.registry import execute
+from tests.helpers import job_context
+from tests.learning_data import ghap_entry
 
 SAMPLES = generated_entries(80, seed=5)
 ENTRIES = {ghap_entry(sample, n).id: ghap_entry(sample, n) for n, sample in enumerate(SAMPLES)}

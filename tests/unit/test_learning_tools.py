@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from server.cli.samples import generated_entries
-from shared.contracts.experiences import AXES
+from learning_memory.server.cli.samples import generated_entries
+from learning_memory.shared.contracts.experiences import AXES
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 

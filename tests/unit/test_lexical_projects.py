@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from shared.contracts.code import CodeUnit
-from worker.code import lexical
-from worker.metadata.store import MetadataStore
+from learning_memory.shared.contracts.code import CodeUnit
+from learning_memory.worker.code import lexical
+from learning_memory.worker.metadata.store import MetadataStore
 
 
 def unit(project: str, path: str, name: str, body: str) -> CodeUnit:

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from server.loops.rules import Loop, decide, is_stagnant, reason
-from shared.errors import ValidationError
+from learning_memory.server.loops.rules import Loop, decide, is_stagnant, reason
+from learning_memory.shared.errors import ValidationError
 
 NOW = datetime(2026, 1, 15, 10, 30, tzinfo=UTC)
 

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from shared.loop_settings import LOOP_TYPES, load_loop_settings
-from shared.settings import ConfigError, load_settings
+from learning_memory.shared.loop_settings import LOOP_TYPES, load_loop_settings
+from learning_memory.shared.settings import ConfigError, load_settings
 
 DEFAULT_THRESHOLDS = {"plan": 85, "spec": 85, "build_plan": 80, "build_code": 95}
 
@@ -72,7 +72,7 @@ def test_bounds_are_accepted(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_serve_refuses_to_start_on_an_out_of_range_value() -> None:
     env = {"PATH": "/usr/bin:/bin", "LMS_QUEUE": "inline", "FSDD_LOOP_BUILD_CODE_THRESHOLD": "150"}
     proc = subprocess.run(
-        [sys.executable, "-m", "server.cli", "serve"],
+        [sys.executable, "-m", "learning_memory", "serve"],
         env=env,
         stdin=subprocess.DEVNULL,
         capture_output=True,

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from server.loops.store import RETAINED_LOOPS, Busy, LoopStore
-from shared.errors import NotFoundError, StorageError, ValidationError
-from shared.loop_settings import load_loop_settings
+from learning_memory.server.loops.store import RETAINED_LOOPS, Busy, LoopStore
+from learning_memory.shared.errors import NotFoundError, StorageError, ValidationError
+from learning_memory.shared.loop_settings import load_loop_settings
 
 LIMITS = load_loop_settings(plan_threshold=90, plan_max_iterations=20)
 
@@ -157,7 +157,7 @@ def test_a_failed_write_is_a_storage_error_and_changes_nothing(
     def disk_full(path: Path, data: bytes, *, durable: bool = True) -> None:
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr("server.journal.files.atomic_write", disk_full)
+    monkeypatch.setattr("learning_memory.server.journal.files.atomic_write", disk_full)
     with pytest.raises(StorageError, match="No space left"):
         store.decide(loop.id, 50)
     monkeypatch.undo()
@@ -181,7 +181,7 @@ def test_without_wait_a_held_state_is_busy_and_with_wait_it_is_served(tmp_path: 
 
 
 async def test_tools_work_on_the_event_loop_or_in_a_thread_when_busy() -> None:
-    from server.tools.loops import _run
+    from learning_memory.server.tools.loops import _run
 
     calls: list[bool] = []
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from server.app import build_server
-from shared.loop_settings import LOOP_TYPES
-from shared.settings import Settings, load_settings
+from learning_memory.server.app import build_server
+from learning_memory.shared.loop_settings import LOOP_TYPES
+from learning_memory.shared.settings import Settings, load_settings
 from tests.mcp_thread import ThreadedClient, error, inline_settings, ok, threaded_client
 
 

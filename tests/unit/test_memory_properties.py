@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shared.contracts.memory import CATEGORIES
+from learning_memory.shared.contracts.memory import CATEGORIES
 from tests.mcp_thread import ThreadedClient, inline_client
 
 # Lone surrogates and control characters too: JSON can carry them, UTF-8 cannot.

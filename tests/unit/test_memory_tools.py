@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.contracts.memory import CATEGORIES, MAX_CONTENT_CHARS
+from learning_memory.shared.contracts.memory import CATEGORIES, MAX_CONTENT_CHARS
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 
 

@@ -9,10 +9,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from shared.errors import StorageError
-from worker.metadata import MetadataStore, metadata_path
-from worker.metadata import migrations as migrations_module
-from worker.metadata.migrations import MIGRATIONS, SCHEMA_VERSION, split_statements
+from learning_memory.shared.errors import StorageError
+from learning_memory.worker.metadata import MetadataStore, metadata_path
+from learning_memory.worker.metadata import migrations as migrations_module
+from learning_memory.worker.metadata.migrations import MIGRATIONS, SCHEMA_VERSION, split_statements
 
 
 @pytest.fixture
@@ -59,7 +59,7 @@ async def test_missing_migrations_are_applied_in_order(
 ) -> None:
     await (await MetadataStore.open(db_path)).close()
     extra = "CREATE TABLE later (x TEXT); INSERT INTO later VALUES ('a;b');"
-    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", (*MIGRATIONS, extra))
+    monkeypatch.setattr("learning_memory.worker.metadata.store.MIGRATIONS", (*MIGRATIONS, extra))
     upgraded = await MetadataStore.open(db_path)
     try:
         assert await _schema_version(upgraded) == len(MIGRATIONS) + 1
@@ -72,7 +72,7 @@ async def test_a_failing_migration_leaves_nothing_behind(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     broken = "CREATE TABLE half_done (x TEXT); THIS IS NOT SQL;"
-    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", (*MIGRATIONS, broken))
+    monkeypatch.setattr("learning_memory.worker.metadata.store.MIGRATIONS", (*MIGRATIONS, broken))
     with pytest.raises(StorageError, match="Cannot open"):
         await MetadataStore.open(db_path)
     # Migration 1 committed on its own; the broken one rolled back with its version bump.
@@ -263,14 +263,14 @@ def test_split_statements() -> None:
 async def test_a_cache_from_before_its_bound_counts_each_vector_used_when_written(
     db_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", MIGRATIONS[:7])
+    monkeypatch.setattr("learning_memory.worker.metadata.store.MIGRATIONS", MIGRATIONS[:7])
     older = await MetadataStore.open(db_path)
     await older.execute(
         "INSERT INTO embedding_cache (key, model, dim, vector, created_at) VALUES (?, ?, ?, ?, ?)",
         (b"k", "m", 1, b"\0\0\0\0", 42.0),
     )
     await older.close()
-    monkeypatch.setattr("worker.metadata.store.MIGRATIONS", MIGRATIONS)
+    monkeypatch.setattr("learning_memory.worker.metadata.store.MIGRATIONS", MIGRATIONS)
     upgraded = await MetadataStore.open(db_path)
     try:
         row = await upgraded.fetchone("SELECT used_at FROM embedding_cache WHERE key = ?", (b"k",))

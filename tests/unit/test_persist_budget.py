@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from server import persistence
-from server.transport import JobStillRunning
-from shared.errors import UnavailableError
-from shared.jobs import JobSpec
+from learning_memory.server import persistence
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.errors import UnavailableError
+from learning_memory.shared.jobs import JobSpec
 from tests.unit.test_experience_jobs import make_entry
 
 

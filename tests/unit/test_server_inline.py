@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from server.app import build_server
-from server.cli.client import result_payload
-from shared.settings import load_settings
+from learning_memory.server.app import build_server
+from learning_memory.server.cli.client import result_payload
+from learning_memory.shared.settings import load_settings
 
 
 @asynccontextmanager

@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from server.hooks.session_brief import BUDGET_TOKENS, brief, journal_dir, main
-from server.hooks.values_cache import write_values_cache
-from shared.context_lines import estimate_tokens
-from shared.contracts.learning import ValueRecord
+from learning_memory.server.hooks.session_brief import BUDGET_TOKENS, brief, journal_dir, main
+from learning_memory.server.hooks.values_cache import write_values_cache
+from learning_memory.shared.context_lines import estimate_tokens
+from learning_memory.shared.contracts.learning import ValueRecord
 
 NOW = "2026-11-23T10:00:00+00:00"
 

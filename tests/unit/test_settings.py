@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from shared.settings import ConfigError, load_settings
+from learning_memory.shared.settings import ConfigError, load_settings
 
 
 def test_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -61,7 +61,11 @@ def test_empty_qdrant_url_means_embedded(monkeypatch: pytest.MonkeyPatch) -> Non
 def test_cli_refuses_to_start_on_bad_value(command: str) -> None:
     env = {"PATH": "/usr/bin:/bin", "LMS_QUEUE": "bogus"}
     proc = subprocess.run(
-        [sys.executable, "-m", "server.cli", command], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "learning_memory", command],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 2
     assert "LMS_QUEUE" in proc.stderr

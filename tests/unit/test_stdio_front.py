@@ -8,7 +8,13 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from server.stdio_front import HandshakeCache, StdioFront, _SdkStdin, _SdkStdout, code_fingerprint
+from learning_memory.server.stdio_front import (
+    HandshakeCache,
+    StdioFront,
+    _SdkStdin,
+    _SdkStdout,
+    code_fingerprint,
+)
 
 INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-11-25"}}
 LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-import server.tools
-from shared.errors import UnavailableError
+import learning_memory.server.tools
+from learning_memory.shared.errors import UnavailableError
 from tests.mcp_thread import inline_settings
 
 FAILURE = "the services are away (a test's doing)"
@@ -48,13 +48,13 @@ def _away(ctx: object) -> Any:
 async def test_every_listed_tool_answers_its_own_failure_in_our_shape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from server.app import build_server
+    from learning_memory.server.app import build_server
 
-    for module_info in pkgutil.iter_modules(server.tools.__path__):
-        importlib.import_module(f"server.tools.{module_info.name}")
+    for module_info in pkgutil.iter_modules(learning_memory.server.tools.__path__):
+        importlib.import_module(f"learning_memory.server.tools.{module_info.name}")
     # Wherever a tool reaches for the server's services, they fail.
     for name, module in list(sys.modules.items()):
-        if name.startswith("server.") and hasattr(module, "app_context"):
+        if name.startswith("learning_memory.server.") and hasattr(module, "app_context"):
             monkeypatch.setattr(module, "app_context", _away)
     answers: dict[str, tuple[str, str]] = {}
     async with Client(build_server(inline_settings(tmp_path))) as client:

@@ -4,9 +4,9 @@ import json
 
 import pytest
 
-from server.tool_errors import _from_sdk_text, guarded
-from server.transport import JobStillRunning
-from shared.errors import InternalError, NotFoundError, ValidationError
+from learning_memory.server.tool_errors import _from_sdk_text, guarded
+from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared.errors import InternalError, NotFoundError, ValidationError
 
 
 def _payload(result: object) -> dict[str, str]:

@@ -22,12 +22,20 @@ import numpy as np
 import pytest
 import pytest_asyncio
 
-from shared.errors import StorageError
-from shared.settings import Settings
-from worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, Range, VectorStore
-from worker.vectors.edge import EdgeVectorStore
-from worker.vectors.factory import open_vector_store
-from worker.vectors.server import QdrantServerStore
+from learning_memory.shared.errors import StorageError
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    MatchAny,
+    MatchValue,
+    PointData,
+    Range,
+    VectorStore,
+)
+from learning_memory.worker.vectors.edge import EdgeVectorStore
+from learning_memory.worker.vectors.factory import open_vector_store
+from learning_memory.worker.vectors.server import QdrantServerStore
 
 DIM = 12
 N = 40
@@ -286,8 +294,8 @@ async def test_scroll_order_by_needs_a_numeric_index(shared: VectorStore) -> Non
 
 LOCK_SNIPPET = """
 import sys
-from shared.errors import StorageError
-from worker.vectors.edge import EdgeVectorStore
+from learning_memory.shared.errors import StorageError
+from learning_memory.worker.vectors.edge import EdgeVectorStore
 try:
     EdgeVectorStore(sys.argv[1])
 except StorageError as exc:

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from shared.contracts.code import Language
-from shared.log import get_logger
-from worker.code import parser
+from learning_memory.shared.contracts.code import Language
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.code import parser
 
 log = get_logger(__name__)
 

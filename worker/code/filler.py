@@ -24,14 +24,14 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from shared.contracts.code import COLLECTION
-from shared.log import get_logger
-from worker.code import lexical
-from worker.code.units import INDEXES
-from worker.vectors.base import CollectionSpec, PointData
+from learning_memory.shared.contracts.code import COLLECTION
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.code import lexical
+from learning_memory.worker.code.units import INDEXES
+from learning_memory.worker.vectors.base import CollectionSpec, PointData
 
 if TYPE_CHECKING:
-    from worker.context import WorkerServices
+    from learning_memory.worker.context import WorkerServices
 
 log = get_logger(__name__)
 

@@ -27,12 +27,12 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
-from shared.log import get_logger
-from worker.code import lexical, parser
-from worker.code.discover import Discovery, discover, discover_one
-from worker.context import ProgressReporter, WorkerServices, no_progress
-from worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
+from learning_memory.shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.code import lexical, parser
+from learning_memory.worker.code.discover import Discovery, discover, discover_one
+from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
+from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
 log = get_logger(__name__)
 

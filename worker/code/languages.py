@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-from shared.contracts.code import Language
+from learning_memory.shared.contracts.code import Language
 
 _EMPTY: frozenset[str] = frozenset()
 

@@ -25,9 +25,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from shared.contracts.code import CodeUnit
-from worker.code.units import embedding_text, split_identifier, unit_payload
-from worker.metadata.store import MetadataStore
+from learning_memory.shared.contracts.code import CodeUnit
+from learning_memory.worker.code.units import embedding_text, split_identifier, unit_payload
+from learning_memory.worker.metadata.store import MetadataStore
 
 # Words too common in questions to say anything about code. The rest is left to BM25's idf.
 STOPWORDS = frozenset(

@@ -25,19 +25,19 @@ from typing import Any
 from tree_sitter import Language as TSLanguage
 from tree_sitter import Node, Parser
 
-from shared.contracts.code import CodeUnit, FileError, Language, UnitType
-from shared.log import get_logger
-from worker.code.headers import is_cpp
-from worker.code.languages import (
+from learning_memory.shared.contracts.code import CodeUnit, FileError, Language, UnitType
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.code.headers import is_cpp
+from learning_memory.worker.code.languages import (
     DEFAULT_ARM_PREFIXES,
     EXTENSIONS,
     LANGUAGE_SPECS,
     LOGICAL_OPERATORS,
     LangSpec,
 )
-from worker.code.macros import blank_macros
-from worker.code.module_unit import module_unit
-from worker.code.parse_docs import leading_comment, python_docstring
+from learning_memory.worker.code.macros import blank_macros
+from learning_memory.worker.code.module_unit import module_unit
+from learning_memory.worker.code.parse_docs import leading_comment, python_docstring
 
 log = get_logger(__name__)
 

@@ -26,8 +26,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from worker.code.lexical import STOPWORDS
-from worker.code.units import split_identifier
+from learning_memory.worker.code.lexical import STOPWORDS
+from learning_memory.worker.code.units import split_identifier
 
 _QUALIFIED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|/|#)[A-Za-z_][A-Za-z0-9_]*)*$")
 _SEPARATORS = re.compile(r"\.|::|/|#")

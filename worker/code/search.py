@@ -21,13 +21,20 @@ from typing import Any
 
 import numpy as np
 
-from shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
-from worker.code import lexical
-from worker.code.rerank import read_query, rerank
-from worker.code.units import INDEXES, code_hit, query_text
-from worker.context import WorkerServices
-from worker.metadata.store import MetadataStore
-from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Record, VectorStore
+from learning_memory.shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
+from learning_memory.worker.code import lexical
+from learning_memory.worker.code.rerank import read_query, rerank
+from learning_memory.worker.code.units import INDEXES, code_hit, query_text
+from learning_memory.worker.context import WorkerServices
+from learning_memory.worker.metadata.store import MetadataStore
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Condition,
+    Filter,
+    MatchValue,
+    Record,
+    VectorStore,
+)
 
 # Measured with search_code's reordering (worker.code.rerank) on both our labelled questions
 # (bench/code_quality.py, where BM25 alone beats the dense vectors alone) and the public benchmark

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from shared.contracts.code import CodeHit, CodeUnit
-from worker.vectors.base import PayloadIndexType
+from learning_memory.shared.contracts.code import CodeHit, CodeUnit
+from learning_memory.worker.vectors.base import PayloadIndexType
 
 # What search filters on (project, language), what re-indexing deletes by (file_path), and unit_type.
 INDEXES: dict[str, PayloadIndexType] = {

@@ -1,13 +1,14 @@
 """An embedder that never embeds the same text twice, even across worker restarts.
 
-Lookups go: in-process LRU, then SQLite (one query for the whole batch), then the model (one
-call for all the misses, each distinct text once). New vectors go back to both caches. The
-SQLite cache is bounded: vectors read from it are marked used, and the least recently used go
-when it outgrows ``max_entries``.
+Lookups go: in-process LRU, then the store (the worker's SQLite, or Redis shared by every worker:
+``worker.embedding.cache_store``; one query for the whole batch), then the model (one call for
+all the misses, each distinct text once). New vectors go back to both caches. The store is
+bounded: vectors read from it are marked used, and the least recently used go when it outgrows
+``max_entries``.
 Concurrent calls share work too: a text already being embedded by another call is awaited,
 not embedded again.
 
-The cache is an optimisation, never a reason to fail: if SQLite cannot be read or written, the
+The cache is an optimisation, never a reason to fail: if the store cannot be read or written, the
 call still returns the model's vectors and the failure is logged.
 """
 
@@ -21,10 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 import numpy.typing as npt
 
-from shared.errors import EmbeddingError, StorageError
-from shared.log import get_logger
-from worker.embedding.base import Embedder, Embeddings
-from worker.metadata.store import MetadataStore
+from learning_memory.shared.errors import EmbeddingError, StorageError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.embedding.base import Embedder, Embeddings
+from learning_memory.worker.embedding.cache_store import VectorCache
 
 log = get_logger(__name__)
 
@@ -39,7 +40,7 @@ class CachingEmbedder:
     def __init__(
         self,
         inner: Embedder,
-        store: MetadataStore,
+        store: VectorCache,
         memory_items: int = 10_000,
         *,
         max_entries: int | None = None,
@@ -130,6 +131,7 @@ class CachingEmbedder:
                     future.cancel()
 
     async def _embed_inner(self, texts: list[str], keys: list[bytes]) -> dict[bytes, Vector]:
+        log.debug("embedding.computed", texts=len(texts), model=self.model_name)
         out = await self._inner.embed(texts)
         if out.shape != (len(texts), self.dimension):
             raise EmbeddingError(

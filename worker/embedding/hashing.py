@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shared.errors import EmbeddingError
-from worker.embedding.base import Embeddings
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.worker.embedding.base import Embeddings
 
 # Letters and digits of any script; "_" separates, so snake_case splits into its words.
 _WORD = re.compile(r"[^\W_]+")

@@ -11,9 +11,9 @@ of its files and of what reads the export:
 - ``embedder.json``: dimension, max_seq_length, the graph's inputs, probe texts and torch's
   vectors for them.
 
-The export is made by a subprocess, ``python -m worker.embedding.export`` (which imports torch,
-checks the export's tokens and vectors against torch's, and renames the folder into place), so
-the worker's memory never holds torch. Each open compares the session's vectors on the probes
+The export is made by a subprocess, ``python -m learning_memory.worker.embedding.export`` (which
+imports torch, checks the export's tokens and vectors against torch's, and renames the folder into
+place), so the worker's memory never holds torch. Each open compares the session's vectors on the probes
 with torch's stored ones (cosine >= 0.9999, one at a time and padded together): same vectors,
 so the embedding cache and existing indexes stay valid.
 """
@@ -37,10 +37,10 @@ from typing import Any
 
 import numpy as np
 
-from shared.errors import EmbeddingError
-from shared.log import get_logger
-from worker.embedding.base import Embeddings
-from worker.embedding.source import ModelSource, resolve
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.embedding.source import ModelSource, resolve
 
 log = get_logger(__name__)
 
@@ -61,8 +61,9 @@ META = "embedder.json"
 # What a model's folder holds that the export depends on (configuration, vocabulary, weights).
 _FINGERPRINTED = frozenset({".json", ".txt", ".model", ".safetensors", ".bin"})
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-# Where ``worker`` is importable from, for the export subprocess.
-_PACKAGE_ROOT = Path(__file__).resolve().parents[2]
+# Where ``learning_memory`` is importable from, for the export subprocess: the checkout (this
+# path unresolved runs through its learning_memory/ links) or site-packages.
+_PACKAGE_ROOT = Path(__file__).absolute().parents[3]
 PROBES = (
     "def add(a, b):\n    return a + b",
     "How do I retry an HTTP request with exponential backoff?",
@@ -343,7 +344,7 @@ async def run_export(model: str, models_dir: Path, *, replace: bool = False) -> 
     argv = [
         sys.executable,
         "-m",
-        "worker.embedding.export",
+        "learning_memory.worker.embedding.export",
         "--model",
         model,
         "--models-dir",

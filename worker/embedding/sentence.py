@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from shared.errors import EmbeddingError
-from shared.log import get_logger
-from worker.embedding.base import Embeddings
-from worker.embedding.source import DEFAULT_MODEL, resolve
+from learning_memory.shared.errors import EmbeddingError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.embedding.base import Embeddings
+from learning_memory.worker.embedding.source import DEFAULT_MODEL, resolve
 
 log = get_logger(__name__)
 

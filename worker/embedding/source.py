@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from shared.errors import EmbeddingError
+from learning_memory.shared.errors import EmbeddingError
 
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
 # The names under which users know the bundled model.

@@ -10,10 +10,10 @@ import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from shared.contracts.git import AuthorStats, ChurnEntry, FileCommit
-from shared.errors import ValidationError
-from worker.git.log import Commit, FileStat, iter_log
-from worker.git.repo import GitRepo
+from learning_memory.shared.contracts.git import AuthorStats, ChurnEntry, FileCommit
+from learning_memory.shared.errors import ValidationError
+from learning_memory.worker.git.log import Commit, FileStat, iter_log
+from learning_memory.worker.git.repo import GitRepo
 
 DAY_S = 24 * 3600
 

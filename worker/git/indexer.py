@@ -27,7 +27,7 @@ from typing import Any
 
 from git import GitCommandError
 
-from shared.contracts.git import (
+from learning_memory.shared.contracts.git import (
     COLLECTION,
     MAX_FILES_LISTED,
     MAX_MESSAGE_CHARS,
@@ -35,12 +35,18 @@ from shared.contracts.git import (
     IndexReason,
     commit_point_id,
 )
-from shared.errors import GitError
-from shared.log import get_logger
-from worker.context import ProgressReporter, WorkerServices, no_progress
-from worker.git.log import Commit, iter_log
-from worker.git.repo import GitRepo
-from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndexType, PointData
+from learning_memory.shared.errors import GitError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
+from learning_memory.worker.git.log import Commit, iter_log
+from learning_memory.worker.git.repo import GitRepo
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    MatchValue,
+    PayloadIndexType,
+    PointData,
+)
 
 log = get_logger(__name__)
 

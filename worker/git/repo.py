@@ -16,7 +16,7 @@ from git import Repo
 from git.exc import GitCommandNotFound, InvalidGitRepositoryError, NoSuchPathError
 from git.refs.symbolic import SymbolicReference
 
-from shared.errors import GitError, ValidationError
+from learning_memory.shared.errors import GitError, ValidationError
 
 _OPEN: dict[str, GitRepo] = {}
 _OPEN_LOCK = threading.Lock()

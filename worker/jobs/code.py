@@ -12,7 +12,7 @@ import asyncio
 import os
 from pathlib import Path, PurePosixPath
 
-from shared.contracts.code import (
+from learning_memory.shared.contracts.code import (
     COLLECTION,
     DELETE_PROJECT,
     INDEX_CODEBASE,
@@ -31,14 +31,14 @@ from shared.contracts.code import (
     SearchCodeRequest,
     SearchCodeResponse,
 )
-from shared.errors import ValidationError
-from shared.log import get_logger
-from worker.code import lexical
-from worker.code.indexer import CodeIndexer
-from worker.code.search import search_units
-from worker.context import JobContext
-from worker.registry import job
-from worker.vectors.base import Filter, MatchValue, VectorStore
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.code import lexical
+from learning_memory.worker.code.indexer import CodeIndexer
+from learning_memory.worker.code.search import search_units
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import Filter, MatchValue, VectorStore
 
 log = get_logger(__name__)
 

@@ -11,8 +11,8 @@ import re
 import uuid
 from typing import Any
 
-from shared.context_lines import estimate_tokens, line_for, one_line
-from shared.contracts.context import (
+from learning_memory.shared.context_lines import estimate_tokens, line_for, one_line
+from learning_memory.shared.contracts.context import (
     ASSEMBLE_CONTEXT,
     EXPAND_CONTEXT,
     KIND_PREFIXES,
@@ -29,12 +29,12 @@ from shared.contracts.context import (
     PremortemWarning,
     item_id,
 )
-from shared.contracts.experiences import collection_for, point_id
-from shared.contracts.learning import VALUES_COLLECTION
-from shared.contracts.memory import COLLECTION as MEMORIES
-from worker.context import JobContext
-from worker.registry import job
-from worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
+from learning_memory.shared.contracts.experiences import collection_for, point_id
+from learning_memory.shared.contracts.learning import VALUES_COLLECTION
+from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
 
 EXPERIENCES = collection_for("full")
 SOURCES: tuple[tuple[ContextKind, str], ...] = (

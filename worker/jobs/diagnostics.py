@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from shared.contracts.diagnostics import (
+from learning_memory.shared.contracts.diagnostics import (
     NOOP,
     PING,
     PING_BATCH,
@@ -13,8 +13,8 @@ from shared.contracts.diagnostics import (
     PingRequest,
     PingResponse,
 )
-from worker.context import JobContext
-from worker.registry import job
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.registry import job
 
 
 @job(NOOP)

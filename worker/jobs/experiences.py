@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts.experiences import (
+from learning_memory.shared.contracts.experiences import (
     PERSIST_EXPERIENCE,
     SEARCH_EXPERIENCES,
     TIER_WEIGHTS,
@@ -25,11 +25,18 @@ from shared.contracts.experiences import (
     collection_for,
     point_id,
 )
-from shared.errors import ValidationError
-from shared.log import get_logger
-from worker.context import JobContext
-from worker.registry import job
-from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, PayloadIndexType, PointData
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Condition,
+    Filter,
+    MatchValue,
+    PayloadIndexType,
+    PointData,
+)
 
 log = get_logger(__name__)
 

@@ -13,7 +13,7 @@ from typing import TypeVar
 
 from git import GitCommandError
 
-from shared.contracts.git import (
+from learning_memory.shared.contracts.git import (
     CHURN_HOTSPOTS,
     CODE_AUTHORS,
     COLLECTION,
@@ -32,14 +32,14 @@ from shared.contracts.git import (
     SearchCommitsRequest,
     SearchCommitsResponse,
 )
-from shared.errors import GitError
-from shared.log import get_logger
-from worker.context import JobContext
-from worker.git import analyze
-from worker.git.indexer import INDEXES, CommitIndexer, watermark
-from worker.git.repo import GitRepo, open_repo
-from worker.registry import job
-from worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Range
+from learning_memory.shared.errors import GitError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.git import analyze
+from learning_memory.worker.git.indexer import INDEXES, CommitIndexer, watermark
+from learning_memory.worker.git.repo import GitRepo, open_repo
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Range
 
 log = get_logger(__name__)
 T = TypeVar("T")

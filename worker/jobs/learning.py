@@ -16,8 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from shared.contracts.experiences import TIER_WEIGHTS, collection_for
-from shared.contracts.learning import (
+from learning_memory.shared.contracts.experiences import TIER_WEIGHTS, collection_for
+from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
     GET_CLUSTERS,
     LIST_VALUES,
@@ -39,13 +39,26 @@ from shared.contracts.learning import (
     ValueValidation,
     cluster_id,
 )
-from shared.errors import InsufficientDataError, NotFoundError, ValidationError
-from shared.log import get_logger
-from worker.context import JobContext
-from worker.learning.cache import Clustering, fingerprint
-from worker.learning.clusterer import Cluster, Verdict, cluster_labels, judge, normalise, summarise
-from worker.registry import job
-from worker.vectors.base import CollectionSpec, Filter, MatchValue, PayloadIndexType, PointData
+from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.learning.cache import Clustering, fingerprint
+from learning_memory.worker.learning.clusterer import (
+    Cluster,
+    Verdict,
+    cluster_labels,
+    judge,
+    normalise,
+    summarise,
+)
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    MatchValue,
+    PayloadIndexType,
+    PointData,
+)
 
 log = get_logger(__name__)
 

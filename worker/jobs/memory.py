@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shared.contracts.memory import (
+from learning_memory.shared.contracts.memory import (
     COLLECTION,
     DELETE_MEMORY,
     LIST_MEMORIES,
@@ -24,9 +24,9 @@ from shared.contracts.memory import (
     ScoredMemory,
     StoreMemoryRequest,
 )
-from worker.context import JobContext
-from worker.registry import job
-from worker.vectors.base import (
+from learning_memory.worker.context import JobContext
+from learning_memory.worker.registry import job
+from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Condition,
     Filter,

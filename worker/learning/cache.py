@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from worker.learning.clusterer import Cluster
+from learning_memory.worker.learning.clusterer import Cluster
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
 
-    from shared.keys import Keys
-    from worker.metadata.store import MetadataStore
+    from learning_memory.shared.keys import Keys
+    from learning_memory.worker.metadata.store import MetadataStore
 
 
 @dataclass(frozen=True)

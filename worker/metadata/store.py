@@ -31,9 +31,9 @@ from typing import Any, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from shared.errors import StorageError
-from shared.log import get_logger
-from worker.metadata.migrations import MIGRATIONS, split_statements
+from learning_memory.shared.errors import StorageError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.metadata.migrations import MIGRATIONS, split_statements
 
 log = get_logger(__name__)
 

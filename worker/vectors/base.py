@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 import numpy as np
 import numpy.typing as npt
 
-from shared.errors import StorageError
+from learning_memory.shared.errors import StorageError
 
 Vector = Sequence[float] | npt.NDArray[np.float32]
 PayloadIndexType = Literal["keyword", "integer", "float", "bool"]

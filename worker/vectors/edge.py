@@ -42,11 +42,19 @@ from typing import Any, TypeVar, cast
 
 import qdrant_edge as qe
 
-from shared.errors import StorageError
-from shared.log import get_logger
-from worker.vectors import base
-from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector, point_id
-from worker.vectors.edge_convert import edge_filter, matrix, to_record
+from learning_memory.shared.errors import StorageError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.vectors import base
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    PointData,
+    Record,
+    ScoredRecord,
+    Vector,
+    point_id,
+)
+from learning_memory.worker.vectors.edge_convert import edge_filter, matrix, to_record
 
 log = get_logger(__name__)
 

@@ -9,9 +9,9 @@ import numpy as np
 import numpy.typing as npt
 import qdrant_edge as qe
 
-from shared.errors import StorageError
-from worker.vectors import base
-from worker.vectors.base import Filter, Record, Vector
+from learning_memory.shared.errors import StorageError
+from learning_memory.worker.vectors import base
+from learning_memory.worker.vectors.base import Filter, Record, Vector
 
 
 def matrix(vectors: Sequence[Vector], name: str, dimension: int) -> npt.NDArray[np.float32]:

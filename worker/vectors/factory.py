@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from shared.settings import Settings
-from worker.vectors.base import VectorStore
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.vectors.base import VectorStore
 
 VECTORS_DIR = "vectors"
 
@@ -15,10 +15,10 @@ async def open_vector_store(settings: Settings) -> VectorStore:
     does not answer. Each engine is imported only when chosen: both imports take a while.
     """
     if settings.qdrant_url is None:
-        from worker.vectors.edge import EdgeVectorStore
+        from learning_memory.worker.vectors.edge import EdgeVectorStore
 
         return await EdgeVectorStore.open(settings.data_dir / VECTORS_DIR)
-    from worker.vectors.server import QdrantServerStore
+    from learning_memory.worker.vectors.server import QdrantServerStore
 
     key = settings.qdrant_api_key
     return await QdrantServerStore.open(

@@ -23,10 +23,18 @@ from typing import Any, TypeVar
 import numpy as np
 from qdrant_client import AsyncQdrantClient, models
 
-from shared.errors import StorageError
-from shared.log import get_logger
-from worker.vectors import base
-from worker.vectors.base import CollectionSpec, Filter, PointData, Record, ScoredRecord, Vector, point_id
+from learning_memory.shared.errors import StorageError
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.vectors import base
+from learning_memory.worker.vectors.base import (
+    CollectionSpec,
+    Filter,
+    PointData,
+    Record,
+    ScoredRecord,
+    Vector,
+    point_id,
+)
 
 log = get_logger(__name__)
 

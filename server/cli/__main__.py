@@ -1,5 +1,0 @@
-import sys
-
-from server.cli.main import main
-
-sys.exit(main())
