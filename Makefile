@@ -63,8 +63,8 @@ run: install redis
 	$(BIN)/learning-memory demo
 
 lint: install
-	$(BIN)/ruff check server worker shared tests bench
-	$(BIN)/ruff format --check server worker shared tests bench
+	$(BIN)/ruff check server worker shared tests bench learning_memory
+	$(BIN)/ruff format --check server worker shared tests bench learning_memory
 
 typecheck: install
 	$(BIN)/mypy -p learning_memory

@@ -68,6 +68,10 @@ class Keys:
         """A lease on one project's (``code``) or repository's (``git``) index, held by one worker."""
         return f"{self.namespace}:lock:{kind}:{name}"
 
+    def leases(self, worker_id: str) -> str:
+        """Set of the lock keys a worker holds, so that its leases go when it is found dead."""
+        return f"{self.namespace}:leases:{worker_id}"
+
     def axis_version(self, axis: str) -> str:
         """A counter bumped whenever an axis's experiences change: clusterings are cached by it."""
         return f"{self.namespace}:axis-version:{axis}"

@@ -88,7 +88,7 @@ class WorkerServices:
         """Coordinate with the namespace's other workers through Redis: index locks, the
         experience versions that say when a cached clustering is stale, and (when settings share
         it) the embedding cache."""
-        self.locks.connect(redis, keys)
+        self.locks.connect(redis, keys, owner=self.identity.id)
         self.axis_versions.connect(redis, keys)
         self._redis = (redis, keys)
 

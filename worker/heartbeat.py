@@ -3,7 +3,8 @@
 A worker killed mid-job (SIGKILL, OOM, power) leaves arq's in-progress key behind, and
 arq would wait for it to expire (the job's whole time limit, an hour for indexing)
 before running the job again. Each worker records what it runs; any live worker that
-finds a registered worker without a heartbeat releases that worker's jobs at once.
+finds a registered worker without a heartbeat releases that worker's jobs at once, and the
+leases it held on project and repository indexes.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from learning_memory.shared.jobs import WorkerIdentity
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.state import smembers
+from learning_memory.worker.locks import release_leases_of
 
 log = get_logger(__name__)
 
@@ -64,11 +66,14 @@ class Heartbeat:
                 job_id = raw_job.decode()
                 if not await self._redis.exists(arq_backend.result_key(job_id)):
                     released += await self._redis.delete(arq_backend.in_progress_key(job_id))
+            leases = await release_leases_of(self._redis, self._keys, worker_id)
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.delete(running_key)
                 pipe.srem(self._keys.workers, worker_id)
                 await pipe.execute()
-            log.warning("worker.reclaimed", dead_worker=worker_id, jobs_released=released)
+            log.warning(
+                "worker.reclaimed", dead_worker=worker_id, jobs_released=released, leases_released=leases
+            )
         if released:
             self._on_reclaim()
         return released
@@ -88,5 +93,6 @@ class Heartbeat:
         async with self._redis.pipeline(transaction=False) as pipe:
             pipe.delete(self._keys.worker(self._identity.id))
             pipe.delete(self._keys.running(self._identity.id))
+            pipe.delete(self._keys.leases(self._identity.id))
             pipe.srem(self._keys.workers, self._identity.id)
             await pipe.execute()

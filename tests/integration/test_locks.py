@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+from collections.abc import AsyncIterator
 
 import pytest
 from redis.asyncio import Redis
 
 from learning_memory.shared.keys import Keys
+from learning_memory.worker.context import new_identity
+from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.locks import Locks
 from tests.conftest import REDIS_URL
 from tests.helpers import wait_for
@@ -81,10 +85,13 @@ HOLD_FOREVER = """
 import asyncio, sys
 from redis.asyncio import Redis
 from learning_memory.shared.keys import Keys
+from learning_memory.worker.context import new_identity
+from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.locks import Locks
 
 async def main() -> None:
-    locks = Locks(Redis.from_url(sys.argv[1]), Keys(sys.argv[2]), ttl_s=1.0)
+    locks = Locks(ttl_s=float(sys.argv[3]))
+    locks.connect(Redis.from_url(sys.argv[1]), Keys(sys.argv[2]), owner=sys.argv[4] or None)
     async with locks.hold("code", "shop"):
         print("held", flush=True)
         await asyncio.Event().wait()
@@ -97,16 +104,46 @@ async def test_a_lock_held_by_a_killed_worker_is_free_once_its_lease_lapses(
     namespace: str, redis: Redis
 ) -> None:
     keys = Keys(namespace)
+    async with _killed_holder(namespace, ttl_s=1.0, owner=""):
+        assert await redis.exists(keys.lock("code", "shop"))
+        await asyncio.wait_for(_enter(Locks(redis, keys)), 10)
+
+
+async def test_a_dead_workers_leases_go_when_it_is_reclaimed(namespace: str, redis: Redis) -> None:
+    # A lease that would last 60 s: the lock is free as soon as a live worker's heartbeat finds
+    # the holder dead, and a lease another worker has taken since is left alone.
+    keys = Keys(namespace)
+    await redis.sadd(keys.workers, "dead-worker")  # registered, and no heartbeat
+    async with _killed_holder(namespace, ttl_s=60.0, owner="dead-worker"):
+        assert await redis.smembers(keys.leases("dead-worker")) == {keys.lock("code", "shop").encode()}
+        await redis.set(keys.lock("git", "repo"), "live-worker:token")
+        await redis.sadd(keys.leases("dead-worker"), keys.lock("git", "repo"))  # taken over since
+        live = Heartbeat(redis, keys, new_identity(), interval_s=1.0, ttl_s=5.0)
+        await live.reclaim()
+        await asyncio.wait_for(_enter(Locks(redis, keys)), 5)
+        assert await redis.get(keys.lock("git", "repo")) == b"live-worker:token"
+        assert not await redis.exists(keys.leases("dead-worker"))
+
+
+@contextlib.asynccontextmanager
+async def _killed_holder(namespace: str, *, ttl_s: float, owner: str) -> AsyncIterator[None]:
+    """A process that took the "shop" lease, killed with kill -9 (no release)."""
     proc = await asyncio.create_subprocess_exec(
-        sys.executable, "-c", HOLD_FOREVER, REDIS_URL, namespace, stdout=asyncio.subprocess.PIPE
+        sys.executable,
+        "-c",
+        HOLD_FOREVER,
+        REDIS_URL,
+        namespace,
+        str(ttl_s),
+        owner,
+        stdout=asyncio.subprocess.PIPE,
     )
     try:
         assert proc.stdout is not None
         assert (await asyncio.wait_for(proc.stdout.readline(), 30)).strip() == b"held"
-        proc.kill()  # kill -9: no release
+        proc.kill()
         await asyncio.wait_for(proc.wait(), 10)
-        assert await redis.exists(keys.lock("code", "shop"))
-        await asyncio.wait_for(_enter(Locks(redis, keys)), 10)
+        yield
     finally:
         if proc.returncode is None:
             proc.kill()
