@@ -72,6 +72,19 @@ class Keys:
         """Set of the lock keys a worker holds, so that its leases go when it is found dead."""
         return f"{self.namespace}:leases:{worker_id}"
 
+    def code_meta(self, project: str) -> str:
+        """A shared project's record: its version (moved by every write), root and recursion."""
+        return f"{self.namespace}:code-index:{project}:meta"
+
+    def code_files(self, project: str) -> str:
+        """A shared project's files: path -> its content hash and keyword rows."""
+        return f"{self.namespace}:code-index:{project}:files"
+
+    @property
+    def code_projects(self) -> str:
+        """Set of the projects whose code index is shared."""
+        return f"{self.namespace}:code-projects"
+
     def axis_version(self, axis: str) -> str:
         """A counter bumped whenever an axis's experiences change: clusterings are cached by it."""
         return f"{self.namespace}:axis-version:{axis}"

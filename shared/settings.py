@@ -19,7 +19,7 @@ ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
 LogLevel = Literal["DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL"]
 EmbeddingRuntime = Literal["onnx", "torch"]
-EmbeddingCacheMode = Literal["auto", "local", "redis"]
+SharedStateMode = Literal["auto", "local", "redis"]
 
 
 class ConfigError(Exception):
@@ -43,10 +43,11 @@ class Settings(BaseSettings):
     # Vectors kept in the embedding cache (so re-indexing unchanged text costs no model time);
     # ~1.6 KB each at 384 dimensions, the least recently used go first beyond this.
     embedding_cache_max_entries: int = Field(default=200_000, ge=1_000, le=100_000_000)
-    # Where a worker keeps that cache: its own SQLite (local), or Redis, shared by every worker of
-    # the namespace, so that a project re-indexed on another worker is not embedded again. auto:
+    # Where workers keep the embedding cache and the code index's keyword rows and file hashes:
+    # each in its own SQLite (local), or in Redis, shared by every worker of the namespace, so that
+    # any worker answers a search on a project another indexed and nothing is embedded twice. auto:
     # Redis when the vectors are on a Qdrant server (several workers), else local.
-    embedding_cache: EmbeddingCacheMode = "auto"
+    shared_state: SharedStateMode = "auto"
     # Exported models, shared by every data folder (an export takes a subprocess with torch).
     models_dir: Path = Field(default_factory=default_models_dir)
     repo_path: Path = Field(default_factory=Path.cwd)
@@ -116,11 +117,9 @@ class Settings(BaseSettings):
         return env
 
     @property
-    def shared_embedding_cache(self) -> bool:
-        """Whether workers keep the embedding cache in Redis, once connected to it."""
-        return self.embedding_cache == "redis" or (
-            self.embedding_cache == "auto" and self.qdrant_url is not None
-        )
+    def shares_state(self) -> bool:
+        """Whether workers keep the embedding cache and the code index in Redis, once connected."""
+        return self.shared_state == "redis" or (self.shared_state == "auto" and self.qdrant_url is not None)
 
     @property
     def log_dir(self) -> Path:

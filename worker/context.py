@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from learning_memory.shared.keys import Keys
     from learning_memory.worker.code.filler import VectorFiller
+    from learning_memory.worker.code.shared_index import CodeIndexReplica
     from learning_memory.worker.embedding.base import Embedder
     from learning_memory.worker.metadata.store import MetadataStore
     from learning_memory.worker.vectors.base import CollectionSpec, VectorStore
@@ -83,6 +84,8 @@ class WorkerServices:
         self.clusterings = ClusteringCache()
         self.axis_versions = AxisVersions(self.metadata)
         self._redis: tuple[Redis, Keys] | None = None
+        # With shared state: this worker's code index rows are a replica of the records in Redis.
+        self.code_replica: CodeIndexReplica | None = None
 
     def connect(self, redis: Redis, keys: Keys) -> None:
         """Coordinate with the namespace's other workers through Redis: index locks, the
@@ -91,6 +94,16 @@ class WorkerServices:
         self.locks.connect(redis, keys, owner=self.identity.id)
         self.axis_versions.connect(redis, keys)
         self._redis = (redis, keys)
+        if self.settings.shares_state:
+            from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
+
+            self.code_replica = CodeIndexReplica(SharedCodeIndex(redis, keys))
+
+    async def current_code_index(self, project: str | None = None) -> None:
+        """With shared state, bring this worker's rows of ``project`` (or of every project) to
+        their version in Redis before reading or writing them; else nothing to do."""
+        if self.code_replica is not None:
+            await self.code_replica.refresh(await self.metadata(), project)
 
     async def _open_metadata(self) -> MetadataStore:
         from learning_memory.worker.metadata.store import MetadataStore
@@ -103,7 +116,7 @@ class WorkerServices:
         from learning_memory.worker.embedding.factory import open_embedder
 
         store = EmbeddingStore(self.metadata)
-        if self._redis is not None and self.settings.shared_embedding_cache:
+        if self._redis is not None and self.settings.shares_state:
             store.connect(*self._redis)
         embedder = await open_embedder(self.settings, store)
         log.info("embedder.ready", model=embedder.model_name, dimension=embedder.dimension)

@@ -110,10 +110,7 @@ class Locks:
 async def release_leases_of(redis: Redis, keys: Keys, worker_id: str) -> int:
     """Release the leases a dead worker held (those another worker has not taken since); return
     how many. Its waiters then go on at once rather than when the lease would have lapsed."""
-    held = [
-        member.decode()
-        for member in await cast(Awaitable[set[bytes]], redis.smembers(keys.leases(worker_id)))
-    ]
+    held = [member.decode() for member in await smembers(redis, keys.leases(worker_id))]
     released = 0
     if held:
         released = int(

@@ -145,20 +145,21 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
         assert again["files_indexed"] == 0 and again["files_unchanged"] == 1500
 
 
-async def test_a_project_indexed_again_by_another_worker_is_not_embedded_again(
+async def test_a_second_worker_answers_for_a_project_the_first_indexed(
     lms_env: dict[str, str], redis: Redis, namespace: str, tmp_path: Path
 ) -> None:
-    # Two worker processes with data folders of their own, as on two machines, sharing Redis (the
-    # embedding cache): the second indexes the project again, its units get their vectors, and
-    # its model computes none of them.
+    # Two worker processes with data folders of their own, as on two machines, sharing state
+    # through Redis: the second answers searches on the project the first indexed, finds every
+    # file unchanged when asked to index it again, and fills its vectors without its model.
     lms_env.update(
         LMS_EMBEDDING_MODEL="hashing:256",
         LMS_AUTOSTART_WORKER="false",
-        LMS_EMBEDDING_CACHE="redis",
+        LMS_SHARED_STATE="redis",
         LMS_LOG_LEVEL="DEBUG",
     )
     project = tmp_path / "fixtures"
     shutil.copytree(FIXTURES, project)
+    sources = len([path for path in FIXTURES.iterdir() if path.suffix != ".json"])
     computed: dict[str, int] = {}
     async with stdio_client(lms_env) as client:
         for name in ("first", "second"):
@@ -167,8 +168,12 @@ async def test_a_project_indexed_again_by_another_worker_is_not_embedded_again(
             worker = start_worker(env, log_path)
             try:
                 await wait_for_worker(redis, namespace, worker.pid)
+                if name == "second":
+                    found = await _ok(client, "search_code", query="user", project="fixtures", limit=50)
+                    assert len({hit["language"] for hit in found["results"]}) >= 5
                 stats = await _index_and_wait(client, project, "fixtures")
-                assert stats["files_indexed"] > 0
+                expected = (sources, 0) if name == "first" else (0, sources)
+                assert (stats["files_indexed"], stats["files_unchanged"]) == expected
                 entry = await _complete(client, "fixtures")
             finally:
                 stop_process(worker)

@@ -102,15 +102,15 @@ async def test_a_redis_that_fails_costs_the_vectors_nothing(namespace: str, meta
     [
         ({}, False),
         ({"qdrant_url": ":memory:"}, True),
-        ({"qdrant_url": ":memory:", "embedding_cache": "local"}, False),
-        ({"embedding_cache": "redis"}, True),
+        ({"qdrant_url": ":memory:", "shared_state": "local"}, False),
+        ({"shared_state": "redis"}, True),
     ],
 )
 async def test_workers_share_the_cache_when_their_vectors_are_shared_or_when_told(
     namespace: str, redis: Redis, tmp_path: Path, overrides: dict[str, str], shared: bool
 ) -> None:
     settings = load_settings(data_dir=tmp_path, embedding_model="hashing:32", **overrides)
-    assert settings.shared_embedding_cache is shared
+    assert settings.shares_state is shared
     services = WorkerServices(settings)
     services.connect(redis, Keys(namespace))
     try:

@@ -11,7 +11,9 @@ code-aware ranking seconds after the index starts, and gains the dense side as v
 
 Replacing a group of files runs in this order: delete the files' points by filter, replace their
 keyword rows, record the hashes. A crash at any step leaves the hashes unrecorded, so the retried
-job redoes those files: nothing is missing, nothing duplicated.
+job redoes those files: nothing is missing, nothing duplicated. With shared state, the files'
+record in Redis (hashes and rows together, ``worker.code.shared_index``) is written before this
+worker's replica: a crash in between leaves the replica behind its record, rebuilt on next use.
 
 A producer task reads, hashes and parses files in a thread, a batch at a time, into a bounded
 queue, while the consumer writes what was parsed before. The thread keeps the event loop free
@@ -31,6 +33,7 @@ from learning_memory.shared.contracts.code import COLLECTION, CodeUnit, FileErro
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical, parser
 from learning_memory.worker.code.discover import Discovery, discover, discover_one
+from learning_memory.worker.code.shared_index import FileRecord
 from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
@@ -130,6 +133,7 @@ class CodeIndexer:
             wanted = await asyncio.to_thread(discover_one, self.root, only, self.recursive)
             discovery = Discovery(files=[only] if wanted else [], skipped=0 if wanted else 1)
         self._total = len(discovery.files)
+        await self.services.current_code_index(self.project)
         metadata = await self.services.metadata()
         rows = await metadata.fetchall(
             "SELECT path, content_hash FROM indexed_files WHERE repo = ?", (self.project,)
@@ -225,6 +229,7 @@ class CodeIndexer:
         store = await self.services.vectors()
         if await store.collection_exists(COLLECTION):
             await self._delete_points(store, paths)
+        version = await self._share_files(group, units)
         metadata = await self.services.metadata()
         await lexical.replace_files(metadata, self.project, paths, units)
         now = time.time()
@@ -232,6 +237,7 @@ class CodeIndexer:
             "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at) VALUES (?, ?, ?, ?)",
             [(self.project, work.path, work.content_hash, now) for work in group],
         )
+        await self._wrote(version)
         self.stats.indexed += sum(1 for work in group if work.error is None)
         self.stats.units += len(units)
         await self._report(force=True)
@@ -242,12 +248,34 @@ class CodeIndexer:
         store = await self.services.vectors()
         if await store.collection_exists(COLLECTION):
             await self._delete_points(store, gone)
+        replica = self.services.code_replica
+        version = None if replica is None else await replica.shared.remove_files(self.project, gone)
         metadata = await self.services.metadata()
         await lexical.remove_files(metadata, self.project, gone)
         await metadata.executemany(
             "DELETE FROM indexed_files WHERE repo = ? AND path = ?", [(self.project, path) for path in gone]
         )
+        await self._wrote(version)
         self.stats.removed += len(gone)
+
+    async def _share_files(self, group: list[FileWork], units: list[CodeUnit]) -> int | None:
+        """With shared state, record the group's files (hash and rows) in Redis; the new version."""
+        replica = self.services.code_replica
+        if replica is None:
+            return None
+        by_file: dict[str, list[CodeUnit]] = {}
+        for unit in units:
+            by_file.setdefault(unit.file_path, []).append(unit)
+        files = {
+            work.path: FileRecord(work.content_hash or "", lexical.rows_for(by_file.get(work.path, [])))
+            for work in group
+        }
+        return await replica.shared.write_files(self.project, files)
+
+    async def _wrote(self, version: int | None) -> None:
+        replica = self.services.code_replica
+        if replica is not None and version is not None:
+            await replica.wrote(await self.services.metadata(), self.project, version)
 
     async def _delete_points(self, store: VectorStore, paths: list[str]) -> None:
         for start in range(0, len(paths), PATHS_PER_FILTER):

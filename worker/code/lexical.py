@@ -94,14 +94,14 @@ def match_expression(terms: Sequence[str]) -> str:
     return " OR ".join(f'"{term}"' for term in terms)
 
 
-async def replace_files(
-    metadata: MetadataStore, project: str, paths: Sequence[str], units: Iterable[CodeUnit]
-) -> None:
-    """The rows of ``paths`` in ``project`` become exactly ``units`` (one transaction)."""
-    rows = [
+# A unit's keyword row as stored: point id, language, file path, text, name, payload (JSON).
+Row = tuple[str, str, str, str, str, str]
+
+
+def rows_for(units: Iterable[CodeUnit]) -> list[Row]:
+    return [
         (
             unit.id,
-            project,
             unit.language,
             unit.file_path,
             lexical_text(unit),
@@ -111,25 +111,33 @@ async def replace_files(
         for unit in units
     ]
 
-    def replace(conn: sqlite3.Connection) -> None:
-        table = _index_of(conn, project, create=True)
-        _delete_files(conn, project, paths)
-        # A unit id met again elsewhere (another file or project) leaves there first: its old
-        # row must leave its index too, which a silent REPLACE would not do.
-        ids = [row[0] for row in rows]
-        for start in range(0, len(ids), _PATHS_PER_DELETE):
-            chunk = ids[start : start + _PATHS_PER_DELETE]
-            _delete_rows(conn, f"point_id IN ({','.join('?' * len(chunk))})", chunk)
-        for row in rows:
-            cursor = conn.execute(
-                "INSERT INTO code_lexical"
-                " (point_id, project, language, file_path, text, name, payload, embedded)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
-                row,
-            )
-            conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (cursor.lastrowid, row[4]))
 
-    await metadata.transaction(replace)
+async def replace_files(
+    metadata: MetadataStore, project: str, paths: Sequence[str], units: Iterable[CodeUnit]
+) -> None:
+    """The rows of ``paths`` in ``project`` become exactly ``units`` (one transaction)."""
+    rows = rows_for(units)
+    await metadata.transaction(lambda conn: replace_rows(conn, project, paths, rows))
+
+
+def replace_rows(conn: sqlite3.Connection, project: str, paths: Sequence[str], rows: Sequence[Row]) -> None:
+    """Inside the caller's transaction: the rows of ``paths`` in ``project`` become ``rows``."""
+    table = _index_of(conn, project, create=True)
+    _delete_files(conn, project, paths)
+    # A unit id met again elsewhere (another file or project) leaves there first: its old
+    # row must leave its index too, which a silent REPLACE would not do.
+    ids = [row[0] for row in rows]
+    for start in range(0, len(ids), _PATHS_PER_DELETE):
+        chunk = ids[start : start + _PATHS_PER_DELETE]
+        _delete_rows(conn, f"point_id IN ({','.join('?' * len(chunk))})", chunk)
+    for point, language, file_path, text, name, payload in rows:
+        cursor = conn.execute(
+            "INSERT INTO code_lexical"
+            " (point_id, project, language, file_path, text, name, payload, embedded)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?, 0)",
+            (point, project, language, file_path, text, name, payload),
+        )
+        conn.execute(f"INSERT INTO {table} (rowid, text) VALUES (?, ?)", (cursor.lastrowid, text))
 
 
 async def remove_files(metadata: MetadataStore, project: str, paths: Sequence[str]) -> None:
@@ -137,14 +145,16 @@ async def remove_files(metadata: MetadataStore, project: str, paths: Sequence[st
 
 
 async def remove_project(metadata: MetadataStore, project: str) -> None:
-    def remove(conn: sqlite3.Connection) -> None:
-        table = _index_of(conn, project, create=False)
-        if table is not None:
-            conn.execute(f"DROP TABLE {table}")
-            conn.execute("DELETE FROM code_fts_tables WHERE project = ?", (project,))
-        conn.execute("DELETE FROM code_lexical WHERE project = ?", (project,))
+    await metadata.transaction(lambda conn: drop_project(conn, project))
 
-    await metadata.transaction(remove)
+
+def drop_project(conn: sqlite3.Connection, project: str) -> None:
+    """Inside the caller's transaction: the project's rows and keyword index go."""
+    table = _index_of(conn, project, create=False)
+    if table is not None:
+        conn.execute(f"DROP TABLE {table}")
+        conn.execute("DELETE FROM code_fts_tables WHERE project = ?", (project,))
+    conn.execute("DELETE FROM code_lexical WHERE project = ?", (project,))
 
 
 def _table_name(index_id: int) -> str:

@@ -56,6 +56,7 @@ MAX_SNIPPET_EMBED_TOKENS = 128
 
 
 async def search_units(services: WorkerServices, request: SearchCodeRequest) -> list[CodeHit]:
+    await services.current_code_index(request.project)
     store = await services.vectors()
     # No collection yet: nothing has a vector (the keywords may already answer, see the indexer).
     dense_side = (

@@ -70,12 +70,18 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
             ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
         )
         response = await indexer.run()
+        replica = ctx.services.code_replica
+        version = None
+        if replica is not None:
+            version = await replica.shared.set_root(request.project, indexer.root, request.recursive)
         metadata = await ctx.services.metadata()
         await metadata.execute(
             "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?) "
             "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
             (request.project, str(indexer.root), int(request.recursive)),
         )
+        if replica is not None and version is not None:
+            await replica.wrote(metadata, request.project, version)
     pending = await _fill_vectors(ctx, request.project)
     return response.model_copy(update={"vectors_pending": pending})
 
@@ -91,6 +97,7 @@ async def _fill_vectors(ctx: JobContext, project: str | None) -> int:
 
 async def _project_of(ctx: JobContext, path: Path) -> tuple[str, Path, bool] | None:
     """The indexed project whose root holds ``path`` (the innermost, when roots nest)."""
+    await ctx.services.current_code_index()
     rows = await (await ctx.services.metadata()).fetchall(
         "SELECT project, root, recursive FROM project_roots"
     )
@@ -137,6 +144,7 @@ async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCode
 
 @job(LIST_PROJECTS)
 async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -> ListProjectsResponse:
+    await ctx.services.current_code_index()
     metadata = await ctx.services.metadata()
     rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
     counts = await lexical.unit_counts(metadata)
@@ -160,7 +168,10 @@ async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -
             where = Filter((MatchValue("project", project),))
             deleted = await store.count(COLLECTION, where)
             await store.delete_by_filter(COLLECTION, where)
+        if ctx.services.code_replica is not None:
+            await ctx.services.code_replica.shared.drop(project)
         metadata = await ctx.services.metadata()
+        await metadata.execute("DELETE FROM code_replicas WHERE project = ?", (project,))
         await lexical.remove_project(metadata, project)
         # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         await metadata.execute("DELETE FROM project_roots WHERE project = ?", (project,))

@@ -120,6 +120,14 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX code_lexical_name_any ON code_lexical (name COLLATE NOCASE);
     """,
+    # 10: with state shared through Redis (worker.code.shared_index), a project's rows, file
+    # hashes and root here are a replica of its record there, at the version recorded here.
+    """
+    CREATE TABLE code_replicas (
+        project TEXT PRIMARY KEY,
+        version INTEGER NOT NULL
+    );
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

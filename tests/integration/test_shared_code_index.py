@@ -1,0 +1,120 @@
+"""A code index shared through Redis (real Redis; two workers' services in one process, each with
+a data folder of its own, as on two machines): whichever worker indexed a project, any worker
+searches it with every keyword row, indexes it again incrementally, and sees it deleted."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+from redis.asyncio import Redis
+
+from learning_memory.shared.contracts.code import (
+    DeleteProjectRequest,
+    IndexCodebaseRequest,
+    ListProjectsRequest,
+    SearchCodeRequest,
+)
+from learning_memory.shared.keys import Keys
+from learning_memory.worker.context import JobContext, WorkerServices
+from learning_memory.worker.jobs.code import (
+    delete_project_index,
+    index_codebase,
+    list_indexed_projects,
+    search_code,
+)
+from tests.conftest import REDIS_URL
+from tests.mcp_thread import inline_settings
+
+pytestmark = pytest.mark.redis
+
+RETRY = '''def calculate_retry_delay(attempt, retry_after=None):
+    """Seconds to wait before the next attempt: exponential backoff with a cap."""
+    return min(60, 2 ** attempt)
+'''
+CONFIG = '''def parse_config(path):
+    """Read the settings file."""
+    return open(path).read()
+'''
+
+
+@contextlib.asynccontextmanager
+async def _worker(root: Path, namespace: str, redis: Redis) -> AsyncIterator[JobContext]:
+    settings = inline_settings(root, "hashing:64", shared_state="redis", code_vectors=False)
+    services = WorkerServices(settings)
+    services.connect(redis, Keys(namespace))
+    try:
+        yield JobContext(services=services, job_id="test-job", job_try=1)
+    finally:
+        await services.close()
+
+
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "shop"
+    project.mkdir()
+    (project / "retry.py").write_text(RETRY)
+    (project / "config.py").write_text(CONFIG)
+    return project
+
+
+async def _paths(ctx: JobContext, query: str, project: str = "shop") -> list[str]:
+    answer = await search_code(ctx, SearchCodeRequest(query=query, project=project, limit=5))
+    return [hit.file_path for hit in answer.results]
+
+
+async def test_any_worker_searches_indexes_and_deletes_what_another_indexed(
+    namespace: str, redis: Redis, tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    other_client = Redis.from_url(REDIS_URL)  # as a second worker process has
+    try:
+        async with (
+            _worker(tmp_path / "a", namespace, redis) as first,
+            _worker(tmp_path / "b", namespace, other_client) as second,
+        ):
+            indexed = await index_codebase(
+                first, IndexCodebaseRequest(directory=str(project), project="shop")
+            )
+            assert indexed.files_indexed == 2
+
+            # The second worker never indexed it: its keyword rows come from the shared record.
+            assert (await _paths(second, "exponential backoff delay"))[0] == "retry.py"
+            listed = await list_indexed_projects(second, ListProjectsRequest())
+            assert [(p.project, p.units) for p in listed.projects] == [("shop", 2)]
+            again = await index_codebase(second, IndexCodebaseRequest(directory=str(project), project="shop"))
+            assert (again.files_indexed, again.files_unchanged) == (0, 2)
+
+            # A change indexed by the second reaches the first's searches.
+            (project / "config.py").write_text(CONFIG.replace("settings file", "yaml settings file"))
+            (project / "retry.py").unlink()
+            changed = await index_codebase(
+                second, IndexCodebaseRequest(directory=str(project), project="shop")
+            )
+            assert (changed.files_indexed, changed.files_removed) == (1, 1)
+            assert "retry.py" not in await _paths(first, "exponential backoff delay")
+            assert (await _paths(first, "yaml settings"))[0] == "config.py"
+
+            # Deleted on the first, gone on the second.
+            await delete_project_index(first, DeleteProjectRequest(project="shop"))
+            assert (await list_indexed_projects(second, ListProjectsRequest())).projects == []
+            assert await _paths(second, "yaml settings") == []
+    finally:
+        await other_client.aclose()
+
+
+async def test_a_worker_left_behind_by_a_crash_rebuilds_from_the_record(
+    namespace: str, redis: Redis, tmp_path: Path
+) -> None:
+    # The record is written before the worker's own rows: a worker that died in between finds its
+    # rows older than the record on next use and rebuilds them, rather than trusting its hashes.
+    project = _project(tmp_path)
+    async with _worker(tmp_path / "a", namespace, redis) as first:
+        await index_codebase(first, IndexCodebaseRequest(directory=str(project), project="shop"))
+        replica = first.services.code_replica
+        assert replica is not None
+        metadata = await first.services.metadata()
+        await metadata.execute("DELETE FROM code_lexical WHERE project = 'shop'")
+        await metadata.execute("UPDATE code_replicas SET version = version - 1")
+        assert (await _paths(first, "exponential backoff delay"))[0] == "retry.py"
