@@ -80,6 +80,10 @@ class Keys:
         """A shared project's files: path -> its content hash and keyword rows."""
         return f"{self.namespace}:code-index:{project}:files"
 
+    def commit_watermark(self, repo: str) -> str:
+        """A repository's commit watermark, with shared state: last indexed HEAD, oldest date."""
+        return f"{self.namespace}:commit-watermark:{repo}"
+
     @property
     def code_projects(self) -> str:
         """Set of the projects whose code index is shared."""

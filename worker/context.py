@@ -14,6 +14,7 @@ from learning_memory.shared import __version__
 from learning_memory.shared.jobs import WorkerIdentity
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
+from learning_memory.worker.git.watermarks import Watermarks
 from learning_memory.worker.lazy import Lazy
 from learning_memory.worker.learning.cache import AxisVersions, ClusteringCache
 from learning_memory.worker.locks import Locks
@@ -83,19 +84,23 @@ class WorkerServices:
         # Each experience axis's clustering, and the versions it is kept by (shared likewise).
         self.clusterings = ClusteringCache()
         self.axis_versions = AxisVersions(self.metadata)
+        # Each repository's commit index watermark (shared too, with shared state).
+        self.watermarks = Watermarks(self.metadata)
         self._redis: tuple[Redis, Keys] | None = None
         # With shared state: this worker's code index rows are a replica of the records in Redis.
         self.code_replica: CodeIndexReplica | None = None
 
     def connect(self, redis: Redis, keys: Keys) -> None:
         """Coordinate with the namespace's other workers through Redis: index locks, the
-        experience versions that say when a cached clustering is stale, and (when settings share
-        it) the embedding cache."""
+        experience versions that say when a cached clustering is stale, and, when settings share
+        state, the embedding cache, the code index and the commit watermarks."""
         self.locks.connect(redis, keys, owner=self.identity.id)
         self.axis_versions.connect(redis, keys)
         self._redis = (redis, keys)
         if self.settings.shares_state:
             from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
+
+            self.watermarks.connect(redis, keys)
 
             self.code_replica = CodeIndexReplica(SharedCodeIndex(redis, keys))
 

@@ -1,6 +1,7 @@
-"""A code index shared through Redis (real Redis; two workers' services in one process, each with
-a data folder of its own, as on two machines): whichever worker indexed a project, any worker
-searches it with every keyword row, indexes it again incrementally, and sees it deleted."""
+"""A code index and commit watermarks shared through Redis (real Redis; two workers' services in
+one process, each with a data folder of its own, as on two machines): whichever worker indexed a
+project, any worker searches it with every keyword row, indexes it (and a repository's commits)
+again incrementally, and sees it deleted."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from learning_memory.shared.contracts.code import (
     ListProjectsRequest,
     SearchCodeRequest,
 )
+from learning_memory.shared.contracts.git import IndexCommitsRequest
 from learning_memory.shared.keys import Keys
 from learning_memory.worker.context import JobContext, WorkerServices
 from learning_memory.worker.jobs.code import (
@@ -25,7 +27,9 @@ from learning_memory.worker.jobs.code import (
     list_indexed_projects,
     search_code,
 )
+from learning_memory.worker.jobs.git import index_commits
 from tests.conftest import REDIS_URL
+from tests.git_repo import commit, git, write
 from tests.mcp_thread import inline_settings
 
 pytestmark = pytest.mark.redis
@@ -118,3 +122,33 @@ async def test_a_worker_left_behind_by_a_crash_rebuilds_from_the_record(
         await metadata.execute("DELETE FROM code_lexical WHERE project = 'shop'")
         await metadata.execute("UPDATE code_replicas SET version = version - 1")
         assert (await _paths(first, "exponential backoff delay"))[0] == "retry.py"
+
+
+async def test_a_repository_indexed_by_one_worker_is_up_to_date_on_another(
+    namespace: str, redis: Redis, tmp_path: Path
+) -> None:
+    # The commit watermark is shared: the second worker indexes only what came after.
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q")
+    for n in range(3):
+        write(repo, f"f{n}.py", f"x = {n}\n")
+        commit(repo, f"change {n}", who="alice", days_ago=3 - n)
+    other_client = Redis.from_url(REDIS_URL)
+    try:
+        async with (
+            _worker(tmp_path / "a", namespace, redis) as first,
+            _worker(tmp_path / "b", namespace, other_client) as second,
+        ):
+            cold = await index_commits(first, IndexCommitsRequest(repo_path=str(repo)))
+            assert (cold.reason, cold.commits_indexed) == ("cold", 3)
+            write(repo, "f3.py", "x = 3\n")
+            commit(repo, "change 3", who="bob", days_ago=0)
+            later = await index_commits(second, IndexCommitsRequest(repo_path=str(repo)))
+            assert (later.reason, later.commits_indexed) == ("incremental", 1)
+            assert (
+                await index_commits(first, IndexCommitsRequest(repo_path=str(repo)))
+            ).reason == "up_to_date"
+            assert not await (await first.services.metadata()).fetchone("SELECT 1 FROM commit_watermarks")
+    finally:
+        await other_client.aclose()

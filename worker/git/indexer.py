@@ -1,6 +1,6 @@
 """Commit indexing: messages embedded into the ``commits`` collection, incrementally from a watermark.
 
-The watermark (``commit_watermarks``: the last indexed HEAD, and the oldest date covered) says
+The watermark (``worker.git.watermarks``: the last indexed HEAD, and the oldest date covered) says
 what the index holds: every commit reachable from that HEAD (since that date). A run then:
 
 - **cold** (no watermark): clears any points left for the repository (a run that died), and
@@ -81,18 +81,6 @@ def repo_filter(repo: str) -> Filter:
     return Filter((MatchValue("repo", repo),))
 
 
-async def watermark(services: WorkerServices, repo: str) -> tuple[str | None, float | None] | None:
-    """(last indexed HEAD, oldest date covered or None for all), or None when never indexed."""
-    metadata = await services.metadata()
-    row = await metadata.fetchone(
-        "SELECT last_commit, since_ts FROM commit_watermarks WHERE repo = ?", (repo,)
-    )
-    if row is None:
-        return None
-    since = row["since_ts"]
-    return row["last_commit"], None if since is None else float(since)
-
-
 def _next_batch(commits: Iterator[Commit]) -> list[Commit]:
     try:
         return list(islice(commits, BATCH))
@@ -112,7 +100,7 @@ class CommitIndexer:
         started = time.perf_counter()
         key = self.repo.key
         head = await asyncio.to_thread(self.repo.head)
-        mark = await watermark(self.services, key)
+        mark = await self.services.watermarks.get(key)
         since_ts = since.timestamp() if since is not None else None
         reason, revisions, floor = await asyncio.to_thread(self._plan, head, mark, since_ts)
         indexed = 0
@@ -120,7 +108,7 @@ class CommitIndexer:
             await self._forget()
         if head is not None and reason != "up_to_date":
             indexed = await self._index(revisions, floor)
-            await self._set_watermark(head, floor)
+            await self.services.watermarks.set(self.repo.key, head, floor)
         total = await self._count()
         duration_ms = int((time.perf_counter() - started) * 1000)
         log.info("commits_indexed", repo=key, reason=reason, indexed=indexed, total=total, ms=duration_ms)
@@ -188,19 +176,10 @@ class CommitIndexer:
 
     async def _forget(self) -> None:
         """Watermark first: if the run dies after, the next one starts cold and clears again."""
-        metadata = await self.services.metadata()
-        await metadata.execute("DELETE FROM commit_watermarks WHERE repo = ?", (self.repo.key,))
+        await self.services.watermarks.forget(self.repo.key)
         store = await self.services.vectors()
         if await store.collection_exists(COLLECTION):
             await store.delete_by_filter(COLLECTION, repo_filter(self.repo.key))
-
-    async def _set_watermark(self, head: str, floor: float | None) -> None:
-        metadata = await self.services.metadata()
-        await metadata.execute(
-            "INSERT OR REPLACE INTO commit_watermarks (repo, last_commit, indexed_at, since_ts) "
-            "VALUES (?, ?, ?, ?)",
-            (self.repo.key, head, time.time(), floor),
-        )
 
     async def _count(self) -> int:
         store = await self.services.vectors()

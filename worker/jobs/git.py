@@ -36,7 +36,7 @@ from learning_memory.shared.errors import GitError
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.context import JobContext
 from learning_memory.worker.git import analyze
-from learning_memory.worker.git.indexer import INDEXES, CommitIndexer, watermark
+from learning_memory.worker.git.indexer import INDEXES, CommitIndexer
 from learning_memory.worker.git.repo import GitRepo, open_repo
 from learning_memory.worker.registry import job
 from learning_memory.worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Range
@@ -66,7 +66,7 @@ async def index_commits(ctx: JobContext, request: IndexCommitsRequest) -> IndexC
 
 async def _catch_up(ctx: JobContext, repo: GitRepo) -> int:
     """Index what HEAD gained since the last run; the common case (nothing) costs two reads."""
-    mark = await watermark(ctx.services, repo.key)
+    mark = await ctx.services.watermarks.get(repo.key)
     if mark is not None and mark[0] == await asyncio.to_thread(repo.head):
         return 0
     async with ctx.services.locks.hold("git", repo.key):
