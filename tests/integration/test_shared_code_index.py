@@ -152,3 +152,33 @@ async def test_a_repository_indexed_by_one_worker_is_up_to_date_on_another(
             assert not await (await first.services.metadata()).fetchone("SELECT 1 FROM commit_watermarks")
     finally:
         await other_client.aclose()
+
+
+async def test_a_rebuild_keeps_what_the_worker_embedded_and_nothing_moves_for_a_no_op(
+    namespace: str, redis: Redis, tmp_path: Path
+) -> None:
+    project = _project(tmp_path)
+    other_client = Redis.from_url(REDIS_URL)
+    try:
+        async with (
+            _worker(tmp_path / "a", namespace, redis) as first,
+            _worker(tmp_path / "b", namespace, other_client) as second,
+        ):
+            request = IndexCodebaseRequest(directory=str(project), project="shop")
+            await index_codebase(first, request)
+            version = await redis.hget(Keys(namespace).code_meta("shop"), "version")
+            await index_codebase(first, request)  # nothing changed: no version for others to chase
+            assert await redis.hget(Keys(namespace).code_meta("shop"), "version") == version
+
+            metadata = await first.services.metadata()
+            await metadata.execute("UPDATE code_lexical SET embedded = 1")  # as its filler would
+            (project / "config.py").write_text(CONFIG.replace("settings file", "yaml settings file"))
+            await index_codebase(second, request)
+            await first.services.current_code_index("shop")
+            rows = await metadata.fetchall("SELECT file_path, embedded FROM code_lexical ORDER BY file_path")
+            assert [(row["file_path"], row["embedded"]) for row in rows] == [
+                ("config.py", 0),
+                ("retry.py", 1),
+            ]
+    finally:
+        await other_client.aclose()

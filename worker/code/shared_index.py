@@ -76,10 +76,14 @@ class SharedCodeIndex:
         return await self._write(project, lambda pipe: pipe.hdel(self._keys.code_files(project), *paths))
 
     async def set_root(self, project: str, root: Path, recursive: bool) -> int:
+        """Record where the project lives; the version moves only when that changed, so that an
+        index run that found nothing new sends no worker rebuilding."""
+        meta = self._keys.code_meta(project)
+        now = await cast(Awaitable[list[Any]], self._redis.hmget(meta, ["root", "recursive", _VERSION]))
+        if now[0] is not None and now[0].decode() == str(root) and now[1] == str(int(recursive)).encode():
+            return int(now[2] or 0)
         mapping = {"root": str(root), "recursive": int(recursive)}
-        return await self._write(
-            project, lambda pipe: pipe.hset(self._keys.code_meta(project), mapping=mapping)
-        )
+        return await self._write(project, lambda pipe: pipe.hset(meta, mapping=mapping))
 
     async def drop(self, project: str) -> None:
         async with self._redis.pipeline(transaction=True) as pipe:
@@ -155,6 +159,10 @@ class CodeIndexReplica:
         record = await self.shared.read(project)
 
         def rebuild(conn: sqlite3.Connection) -> None:
+            # Rows whose vectors this worker already wrote keep them: only what changed waits again.
+            embedded = conn.execute(
+                "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1", (project,)
+            ).fetchall()
             lexical.drop_project(conn, project)
             conn.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
             conn.execute("DELETE FROM project_roots WHERE project = ?", (project,))
@@ -163,6 +171,10 @@ class CodeIndexReplica:
                 return
             rows = [row for file in record.files.values() for row in file.rows]
             lexical.replace_rows(conn, project, [], rows)
+            conn.executemany(
+                "UPDATE code_lexical SET embedded = 1 WHERE point_id = ? AND text = ? AND project = ?",
+                [(point, text, project) for point, text in embedded],
+            )
             conn.executemany(
                 "INSERT INTO indexed_files (repo, path, content_hash) VALUES (?, ?, ?)",
                 [(project, path, file.content_hash) for path, file in record.files.items()],
