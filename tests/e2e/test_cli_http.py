@@ -1,4 +1,4 @@
-"""The CLI (call, status) and the streamable HTTP transport with its bearer token."""
+"""The CLI (call, status, demo) and the streamable HTTP transport with its bearer token."""
 
 from __future__ import annotations
 
@@ -57,6 +57,21 @@ def test_status_reports_redis_queues_and_workers(lms_env: dict[str, str]) -> Non
     )
     assert offline["redis"]["reachable"] is False
     assert offline["queue_mode"]["effective"] == "inline"
+
+
+def assert_demo_ran(stdout: str) -> None:
+    assert "demo finished: ok" in stdout
+    assert "shop/payments/retry.py" in stdout  # search_code found the sample's backoff
+    assert "Retry failed charges" in stdout  # search_commits found the sample's commit
+
+
+def test_demo_session(lms_env: dict[str, str]) -> None:
+    # What `make run` runs, from the checkout: the demo writes its sample project (with a git
+    # history), indexes and searches it with the real model, and leaves nothing of it behind; the
+    # learning step loads the model again in a session of its own.
+    done = _cli({**lms_env, "LMS_QUEUE": "inline"}, "demo", timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert_demo_ran(done.stdout)
 
 
 def _free_port() -> int:
