@@ -38,7 +38,6 @@ _NON_CODE = re.compile(
     r"[^/]*_spec\.\w+|conftest\.py)$",
     re.IGNORECASE,
 )
-_WIN = re.compile(r"(^|/)(win|win32|windows|mingw\w*)(/|$)|_(windows|win32)\.\w+$", re.IGNORECASE)
 # Code for one operating system. The one this server runs on is the one its user works on: code
 # for another (libuv's src/win beside src/unix, cobra's *_windows.go) is rarely the answer.
 _WINDOWS_CODE = re.compile(
@@ -298,15 +297,6 @@ def adjustment(
                 add += weights.phrase_file + weights.phrase_type_file * topical**2
     if _is_constructor(payload):
         factor *= weights.constructor_factor
-    import os
-
-    if (
-        os.environ.get("WINF")
-        and _WIN.search(file_path)
-        and "windows" not in query.text.lower()
-        and "win32" not in query.text.lower()
-    ):
-        factor *= float(os.environ["WINF"])
     if not query.asks_platform and _OTHER_PLATFORM.search(file_path):
         factor *= weights.other_platform_factor
     if not query.asks_non_code and _NON_CODE.search(file_path):
