@@ -44,9 +44,9 @@ class Settings(BaseSettings):
     # ~1.6 KB each at 384 dimensions, the least recently used go first beyond this.
     embedding_cache_max_entries: int = Field(default=200_000, ge=1_000, le=100_000_000)
     # Where workers keep the embedding cache, the code index's keyword rows and file hashes, and
-    # the commit watermarks: each in its own SQLite (local), or in Redis, shared by every worker of the namespace, so that
-    # any worker answers a search on a project another indexed and nothing is embedded twice. auto:
-    # Redis when the vectors are on a Qdrant server (several workers), else local.
+    # the commit watermarks: each in its own SQLite (local), or in Redis, shared by every worker of
+    # the namespace, so that any worker answers a search on a project another indexed and nothing
+    # is embedded twice. auto: Redis when the vectors are on a Qdrant server, else local.
     shared_state: SharedStateMode = "auto"
     # Exported models, shared by every data folder (an export takes a subprocess with torch).
     models_dir: Path = Field(default_factory=default_models_dir)
