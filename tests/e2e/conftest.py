@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import signal
 from collections.abc import AsyncIterator, Iterator
@@ -14,6 +16,7 @@ from redis import Redis as SyncRedis
 
 from learning_memory.shared.keys import Keys
 from tests.conftest import REDIS_URL
+from tests.helpers import pids_of
 
 
 def server_params(env: dict[str, str]) -> StdioServerParameters:
@@ -34,21 +37,21 @@ async def stdio_client(env: dict[str, str]) -> AsyncIterator[Client]:
 
 @pytest.fixture(autouse=True)
 def reap_autostarted_workers(namespace: str, redis: object) -> Iterator[None]:
-    """Workers that ``serve`` started detach from the test; stop them by their heartbeats.
+    """Workers that ``serve`` started detach from the test; stop them.
 
-    Depends on ``redis`` so that it is torn down first, before that fixture deletes the
-    namespace's keys (heartbeats included).
+    By their heartbeats, and by their processes' environment, for a worker whose heartbeat
+    lapsed on a loaded machine (it would otherwise live on until its idle exit). Depends on
+    ``redis`` so that it is torn down first, before that fixture deletes the namespace's keys.
     """
     yield
     redis = SyncRedis.from_url(REDIS_URL)
     keys = Keys(namespace)
+    pids = set(pids_of("learning_memory worker", f"LMS_NAMESPACE={namespace}"))
     for raw in redis.smembers(keys.workers):  # type: ignore[union-attr]
         beat = redis.get(keys.worker(raw.decode()))
         if beat is not None:
-            import json
-
-            try:
-                os.kill(json.loads(beat)["pid"], signal.SIGTERM)
-            except ProcessLookupError:
-                pass
+            pids.add(json.loads(beat)["pid"])
     redis.close()
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGTERM)
