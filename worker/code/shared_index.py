@@ -55,9 +55,13 @@ class SharedCodeIndex:
         self._redis = redis
         self._keys = keys
 
-    async def version(self, project: str) -> int:
-        raw = await cast(Awaitable[Any], self._redis.hget(self._keys.code_meta(project), _VERSION))
-        return int(raw or 0)
+    async def versions(self, projects: Sequence[str]) -> dict[str, int]:
+        """Each project's record version (0: none), in one round trip."""
+        async with self._redis.pipeline(transaction=False) as pipe:
+            for project in projects:
+                pipe.hget(self._keys.code_meta(project), _VERSION)
+            raw = await pipe.execute()
+        return {project: int(value or 0) for project, value in zip(projects, raw, strict=True)}
 
     async def projects(self) -> list[str]:
         members = await cast(Awaitable[set[bytes]], self._redis.smembers(self._keys.code_projects))
@@ -130,9 +134,10 @@ class CodeIndexReplica:
     async def refresh(self, metadata: MetadataStore, project: str | None = None) -> None:
         """Bring ``project`` (or every shared project) up to date here."""
         projects = [project] if project is not None else await self._all(metadata)
+        shared = await self.shared.versions(projects)
+        local = await _local_versions(metadata)
         for name in projects:
-            version = await self.shared.version(name)
-            if version != await _local_version(metadata, name):
+            if shared[name] != local.get(name, 0):
                 await self._rebuild(metadata, name)
 
     async def wrote(self, metadata: MetadataStore, project: str, version: int) -> None:
@@ -193,6 +198,6 @@ class CodeIndexReplica:
         log.info("code_replica_rebuilt", project=project, version=record.version, files=len(record.files))
 
 
-async def _local_version(metadata: MetadataStore, project: str) -> int:
-    row = await metadata.fetchone("SELECT version FROM code_replicas WHERE project = ?", (project,))
-    return int(row["version"]) if row is not None else 0
+async def _local_versions(metadata: MetadataStore) -> dict[str, int]:
+    rows = await metadata.fetchall("SELECT project, version FROM code_replicas")
+    return {str(row["project"]): int(row["version"]) for row in rows}
