@@ -32,6 +32,7 @@ BENCHMARKS: tuple[str, ...] = (
     "learning",
     "loops",
     "context",
+    "shared_state",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
 ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "adapter")

@@ -84,6 +84,10 @@ class Keys:
         """A repository's commit watermark, with shared state: last indexed HEAD, oldest date."""
         return f"{self.namespace}:commit-watermark:{repo}"
 
+    def code_changes(self, project: str) -> str:
+        """A shared project's files, each scored by the record version that last changed it."""
+        return f"{self.namespace}:code-index:{project}:changes"
+
     @property
     def code_projects(self) -> str:
         """Set of the projects whose code index is shared."""

@@ -20,6 +20,7 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.shared.contracts.git import IndexCommitsRequest
 from learning_memory.shared.keys import Keys
+from learning_memory.worker.code import indexer as indexer_module
 from learning_memory.worker.context import JobContext, WorkerServices
 from learning_memory.worker.jobs.code import (
     delete_project_index,
@@ -108,20 +109,28 @@ async def test_any_worker_searches_indexes_and_deletes_what_another_indexed(
         await other_client.aclose()
 
 
-async def test_a_worker_left_behind_by_a_crash_rebuilds_from_the_record(
-    namespace: str, redis: Redis, tmp_path: Path
+async def test_a_worker_that_died_between_the_record_and_its_rows_catches_up(
+    namespace: str, redis: Redis, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # The record is written before the worker's own rows: a worker that died in between finds its
-    # rows older than the record on next use and rebuilds them, rather than trusting its hashes.
+    # replica behind the record on next use and applies what changed, rather than trusting its
+    # own hashes (which would call the file unchanged and never write its rows).
     project = _project(tmp_path)
+    request = IndexCodebaseRequest(directory=str(project), project="shop")
     async with _worker(tmp_path / "a", namespace, redis) as first:
-        await index_codebase(first, IndexCodebaseRequest(directory=str(project), project="shop"))
-        replica = first.services.code_replica
-        assert replica is not None
-        metadata = await first.services.metadata()
-        await metadata.execute("DELETE FROM code_lexical WHERE project = 'shop'")
-        await metadata.execute("UPDATE code_replicas SET version = version - 1")
-        assert (await _paths(first, "exponential backoff delay"))[0] == "retry.py"
+        await index_codebase(first, request)
+        (project / "retry.py").write_text(RETRY.replace("exponential backoff", "jittered backoff"))
+
+        async def dies(*args: object) -> None:
+            raise RuntimeError("killed between the record and the rows")
+
+        with monkeypatch.context() as patch:
+            patch.setattr(indexer_module.lexical, "replace_files", dies)
+            with pytest.raises(RuntimeError):
+                await index_codebase(first, request)
+        assert (await _paths(first, "jittered backoff"))[0] == "retry.py"
+        again = await index_codebase(first, request)
+        assert (again.files_indexed, again.files_unchanged) == (0, 2)
 
 
 async def test_a_repository_indexed_by_one_worker_is_up_to_date_on_another(
@@ -154,7 +163,7 @@ async def test_a_repository_indexed_by_one_worker_is_up_to_date_on_another(
         await other_client.aclose()
 
 
-async def test_a_rebuild_keeps_what_the_worker_embedded_and_nothing_moves_for_a_no_op(
+async def test_a_replica_reads_only_what_changed_and_keeps_what_it_embedded(
     namespace: str, redis: Redis, tmp_path: Path
 ) -> None:
     project = _project(tmp_path)
@@ -174,6 +183,12 @@ async def test_a_rebuild_keeps_what_the_worker_embedded_and_nothing_moves_for_a_
             await metadata.execute("UPDATE code_lexical SET embedded = 1")  # as its filler would
             (project / "config.py").write_text(CONFIG.replace("settings file", "yaml settings file"))
             await index_codebase(second, request)
+            replica = first.services.code_replica
+            assert replica is not None
+            since = int(version or 0)
+            changed = await replica.shared.changes("shop", since)  # what the first will read
+            assert (changed.full, list(changed.files)) == (False, ["config.py"])
+            assert (await replica.shared.changes("shop", 0)).full  # a new replica reads it all
             await first.services.current_code_index("shop")
             rows = await metadata.fetchall("SELECT file_path, embedded FROM code_lexical ORDER BY file_path")
             assert [(row["file_path"], row["embedded"]) for row in rows] == [

@@ -4,14 +4,16 @@ Each worker answers searches from its own SQLite (FTS5 for BM25, the name lookup
 payloads): fast, and ranked exactly as a single worker ranks. With shared state
 (``LMS_SHARED_STATE``), what that SQLite holds for a project is a replica of the project's record
 in Redis, written by whichever worker indexed it: per file, its content hash and its keyword rows,
-and the project's root. The record's version moves on every write; a worker whose replica is at
-another version rebuilds the project from the record, in one transaction, before it searches,
-indexes or lists it. So a search answered by any worker sees every row, and an incremental index
-on any worker skips the files another has indexed already.
+and the project's root. Every write moves the record's version and notes, per file it touched,
+the version that touched it; a worker whose replica is at another version applies what changed
+since (or the whole record, the first time or after the project was deleted), in one
+transaction, before it searches, indexes or lists the project. So a search answered by any worker
+sees every row, and an incremental index on any worker skips the files another has indexed.
 
-Writers of one project take turns under its lock (``worker.locks``), so a write never races
-another; a reader's snapshot of a record is one MULTI. A file's hash and rows are written
-together, so a crash leaves either both or neither, as the indexer's own order requires.
+Writers of one project take turns under its lock (``worker.locks``); each write, and each read a
+replica makes, is one Lua script, so a reader never sees a version without its changes. A file's
+hash and rows are written together, so a crash leaves either both or neither, as the indexer's
+own order requires.
 """
 
 from __future__ import annotations
@@ -34,6 +36,56 @@ from learning_memory.worker.metadata.store import MetadataStore
 log = get_logger(__name__)
 
 _VERSION = "version"
+# One write of a project's files, atomic with its version: each path's change is recorded at the
+# version that made it, so a replica at version v reads only what changed since v.
+# KEYS: meta, files, changes, projects. ARGV: project, "set" (then path, value pairs) or "del"
+# (then paths).
+_WRITE = """
+local v = redis.call('hincrby', KEYS[1], 'version', 1)
+redis.call('sadd', KEYS[4], ARGV[1])
+if ARGV[2] == 'set' then
+    for i = 3, #ARGV, 2 do
+        redis.call('hset', KEYS[2], ARGV[i], ARGV[i + 1])
+        redis.call('zadd', KEYS[3], v, ARGV[i])
+    end
+else
+    for i = 3, #ARGV do
+        redis.call('hdel', KEYS[2], ARGV[i])
+        redis.call('zadd', KEYS[3], v, ARGV[i])
+    end
+end
+return v
+"""
+# The project's record goes; its version goes on counting, and "reset" says from which version
+# on a replica must be rebuilt whole (its recorded changes went with it).
+_DROP = """
+local v = redis.call('hincrby', KEYS[1], 'version', 1)
+redis.call('hset', KEYS[1], 'reset', v)
+redis.call('hdel', KEYS[1], 'root', 'recursive')
+redis.call('del', KEYS[2], KEYS[3])
+redis.call('srem', KEYS[4], ARGV[1])
+return v
+"""
+# What a replica at version ARGV[1] needs, as one snapshot: version, reset, root, recursive,
+# "full" or "changes", then path, value pairs (value "" for a file gone).
+_READ = """
+local meta = redis.call('hmget', KEYS[1], 'version', 'reset', 'root', 'recursive')
+local out = {meta[1] or '0', meta[2] or '0', meta[3] or '', meta[4] or '1'}
+local since = tonumber(ARGV[1])
+local paths
+if since == 0 or since < tonumber(meta[2] or '0') then
+    paths = redis.call('hkeys', KEYS[2])
+    out[5] = 'full'
+else
+    paths = redis.call('zrangebyscore', KEYS[3], '(' .. ARGV[1], '+inf')
+    out[5] = 'changes'
+end
+for _, path in ipairs(paths) do
+    out[#out + 1] = path
+    out[#out + 1] = redis.call('hget', KEYS[2], path) or ''
+end
+return out
+"""
 
 
 @dataclass(frozen=True)
@@ -43,11 +95,14 @@ class FileRecord:
 
 
 @dataclass(frozen=True)
-class ProjectRecord:
+class ProjectChanges:
+    """What changed in a project's record since a replica's version (everything, when ``full``)."""
+
     version: int
     root: str | None
     recursive: bool
-    files: dict[str, FileRecord]
+    full: bool
+    files: dict[str, FileRecord | None]  # None: the file left the project
 
 
 class SharedCodeIndex:
@@ -69,60 +124,50 @@ class SharedCodeIndex:
 
     async def write_files(self, project: str, files: Mapping[str, FileRecord]) -> int:
         """Record the files' hashes and rows (replacing what they had); returns the new version."""
-        values = {
-            path: json.dumps([f.content_hash, f.rows], separators=(",", ":")) for path, f in files.items()
-        }
-        return await self._write(
-            project, lambda pipe: pipe.hset(self._keys.code_files(project), mapping=values)
-        )
+        pairs: list[str] = []
+        for path, file in files.items():
+            pairs += [path, json.dumps([file.content_hash, file.rows], separators=(",", ":"))]
+        return int(await self._eval(_WRITE, project, project, "set", *pairs))
 
     async def remove_files(self, project: str, paths: Sequence[str]) -> int:
-        return await self._write(project, lambda pipe: pipe.hdel(self._keys.code_files(project), *paths))
+        return int(await self._eval(_WRITE, project, project, "del", *paths))
 
     async def set_root(self, project: str, root: Path, recursive: bool) -> int:
         """Record where the project lives; the version moves only when that changed, so that an
-        index run that found nothing new sends no worker rebuilding."""
+        index run that found nothing new sends no worker reading."""
         meta = self._keys.code_meta(project)
         now = await cast(Awaitable[list[Any]], self._redis.hmget(meta, ["root", "recursive", _VERSION]))
         if now[0] is not None and now[0].decode() == str(root) and now[1] == str(int(recursive)).encode():
             return int(now[2] or 0)
         mapping = {"root": str(root), "recursive": int(recursive)}
-        return await self._write(project, lambda pipe: pipe.hset(meta, mapping=mapping))
+        await cast(Awaitable[int], self._redis.hset(meta, mapping=mapping))
+        # The root before the version: a replica reads the root whenever it catches up.
+        return int(await self._eval(_WRITE, project, project, "set"))
 
     async def drop(self, project: str) -> None:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.delete(self._keys.code_files(project))
-            # The version goes on counting rather than restarting: a replica at version 3 of the
-            # dropped project must not take a new project's version 3 for its own.
-            pipe.hdel(self._keys.code_meta(project), "root", "recursive")
-            pipe.hincrby(self._keys.code_meta(project), _VERSION, 1)
-            pipe.srem(self._keys.code_projects, project)
-            await pipe.execute()
+        await self._eval(_DROP, project, project)
 
-    async def read(self, project: str) -> ProjectRecord:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            pipe.hgetall(self._keys.code_meta(project))
-            pipe.hgetall(self._keys.code_files(project))
-            meta, files = await pipe.execute()
-        meta = {key.decode(): value.decode() for key, value in meta.items()}
-        records = {}
-        for path, value in files.items():
-            content_hash, rows = json.loads(value)
-            records[path.decode()] = FileRecord(content_hash, [cast(Row, tuple(row)) for row in rows])
-        return ProjectRecord(
-            version=int(meta.get(_VERSION, 0)),
-            root=meta.get("root"),
-            recursive=meta.get("recursive", "1") == "1",
-            files=records,
+    async def changes(self, project: str, since: int) -> ProjectChanges:
+        raw = await self._eval(_READ, project, str(since))
+        version, _, root, recursive, mode, *pairs = [_text(value) for value in raw]
+        files: dict[str, FileRecord | None] = {}
+        for path, value in zip(pairs[::2], pairs[1::2], strict=True):
+            if value:
+                content_hash, rows = json.loads(value)
+                files[path] = FileRecord(content_hash, [cast(Row, tuple(row)) for row in rows])
+            else:
+                files[path] = None
+        return ProjectChanges(int(version), root or None, recursive == "1", mode == "full", files)
+
+    async def _eval(self, script: str, project: str, *args: str) -> Any:
+        """Run one of the scripts above on ``project``'s keys."""
+        keys = (
+            self._keys.code_meta(project),
+            self._keys.code_files(project),
+            self._keys.code_changes(project),
+            self._keys.code_projects,
         )
-
-    async def _write(self, project: str, change: Any) -> int:
-        async with self._redis.pipeline(transaction=True) as pipe:
-            change(pipe)
-            pipe.hincrby(self._keys.code_meta(project), _VERSION, 1)
-            pipe.sadd(self._keys.code_projects, project)
-            results = await pipe.execute()
-        return int(results[-2])
+        return await cast(Awaitable[Any], self._redis.eval(script, len(keys), *keys, *args))
 
 
 class CodeIndexReplica:
@@ -138,11 +183,11 @@ class CodeIndexReplica:
         local = await _local_versions(metadata)
         for name in projects:
             if shared[name] != local.get(name, 0):
-                await self._rebuild(metadata, name)
+                await self._catch_up(metadata, name, local.get(name, 0))
 
     async def wrote(self, metadata: MetadataStore, project: str, version: int) -> None:
         """This worker wrote ``version`` of ``project`` (rows already here): only a replica that
-        was current before the write is current after it; another rebuilds on its next refresh."""
+        was current before the write is current after it; another catches up on its next refresh."""
 
         def advance(conn: sqlite3.Connection) -> None:
             conn.execute(
@@ -160,44 +205,71 @@ class CodeIndexReplica:
         local = await metadata.fetchall("SELECT project FROM code_replicas")
         return sorted(set(await self.shared.projects()) | {str(row["project"]) for row in local})
 
-    async def _rebuild(self, metadata: MetadataStore, project: str) -> None:
-        record = await self.shared.read(project)
+    async def _catch_up(self, metadata: MetadataStore, project: str, since: int) -> None:
+        found = await self.shared.changes(project, since)
+        await metadata.transaction(lambda conn: _apply(conn, project, found))
+        log.info(
+            "code_replica_updated",
+            project=project,
+            version=found.version,
+            files=len(found.files),
+            whole=found.full,
+        )
 
-        def rebuild(conn: sqlite3.Connection) -> None:
-            # Rows whose vectors this worker already wrote keep them: only what changed waits again.
-            embedded = conn.execute(
-                "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1", (project,)
+
+def _apply(conn: sqlite3.Connection, project: str, found: ProjectChanges) -> None:
+    """Inside one transaction: this worker's rows, hashes and root of ``project`` become the
+    record's. Rows whose vectors this worker already wrote keep them when their id and text are
+    unchanged: only what changed waits for its vector again."""
+    paths = list(found.files)
+    if found.full:
+        embedded = conn.execute(
+            "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1", (project,)
+        ).fetchall()
+        lexical.drop_project(conn, project)
+        conn.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
+    else:
+        embedded = []
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            embedded += conn.execute(
+                "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1"
+                f" AND file_path IN ({','.join('?' * len(chunk))})",
+                [project, *chunk],
             ).fetchall()
-            lexical.drop_project(conn, project)
-            conn.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
-            conn.execute("DELETE FROM project_roots WHERE project = ?", (project,))
-            if not record.files and record.root is None:  # dropped, or never indexed
-                conn.execute("DELETE FROM code_replicas WHERE project = ?", (project,))
-                return
-            rows = [row for file in record.files.values() for row in file.rows]
-            lexical.replace_rows(conn, project, [], rows)
-            conn.executemany(
-                "UPDATE code_lexical SET embedded = 1 WHERE point_id = ? AND text = ? AND project = ?",
-                [(point, text, project) for point, text in embedded],
-            )
-            conn.executemany(
-                "INSERT INTO indexed_files (repo, path, content_hash) VALUES (?, ?, ?)",
-                [(project, path, file.content_hash) for path, file in record.files.items()],
-            )
-            if record.root is not None:
-                conn.execute(
-                    "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?)",
-                    (project, record.root, int(record.recursive)),
-                )
-            conn.execute(
-                "INSERT OR REPLACE INTO code_replicas (project, version) VALUES (?, ?)",
-                (project, record.version),
-            )
-
-        await metadata.transaction(rebuild)
-        log.info("code_replica_rebuilt", project=project, version=record.version, files=len(record.files))
+    rows = [row for file in found.files.values() if file is not None for row in file.rows]
+    lexical.replace_rows(conn, project, [] if found.full else paths, rows)
+    conn.executemany(
+        "UPDATE code_lexical SET embedded = 1 WHERE point_id = ? AND text = ? AND project = ?",
+        [(point, text, project) for point, text in embedded],
+    )
+    conn.executemany(
+        "DELETE FROM indexed_files WHERE repo = ? AND path = ?",
+        [(project, path) for path, file in found.files.items() if file is None],
+    )
+    conn.executemany(
+        "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash) VALUES (?, ?, ?)",
+        [(project, path, file.content_hash) for path, file in found.files.items() if file is not None],
+    )
+    conn.execute("DELETE FROM project_roots WHERE project = ?", (project,))
+    if found.root is not None:
+        conn.execute(
+            "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?)",
+            (project, found.root, int(found.recursive)),
+        )
+    has_files = conn.execute("SELECT 1 FROM indexed_files WHERE repo = ? LIMIT 1", (project,)).fetchone()
+    if has_files is None and found.root is None:  # dropped, or never indexed
+        conn.execute("DELETE FROM code_replicas WHERE project = ?", (project,))
+        return
+    conn.execute(
+        "INSERT OR REPLACE INTO code_replicas (project, version) VALUES (?, ?)", (project, found.version)
+    )
 
 
 async def _local_versions(metadata: MetadataStore) -> dict[str, int]:
     rows = await metadata.fetchall("SELECT project, version FROM code_replicas")
     return {str(row["project"]): int(row["version"]) for row in rows}
+
+
+def _text(value: bytes | str | int) -> str:
+    return value.decode() if isinstance(value, bytes) else str(value)
