@@ -57,8 +57,10 @@ async def _complete(client: Client, project: str) -> dict[str, Any]:
     """The project's entry in list_indexed_projects once every unit has its vector."""
 
     async def complete() -> dict[str, Any] | None:
-        listed = (await _ok(client, "list_indexed_projects"))["projects"]
-        entry = next((p for p in listed if p["project"] == project), None)
+        answer = await _ok(client, "list_indexed_projects")
+        if "projects" not in answer:  # past a short LMS_TOOL_WAIT_S on a busy worker: ask again
+            return None
+        entry = next((p for p in answer["projects"] if p["project"] == project), None)
         return entry if entry is not None and entry["vectors_pending"] == 0 else None
 
     return await wait_for(complete, timeout=240, what=f"{project}'s vectors", interval=0.1)
