@@ -112,7 +112,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         ["cold index, shared state (s)", f"{shared_s:.2f}", f"{(shared_s / alone_s - 1) * 100:+.0f} %"],
         ["record in Redis (MiB)", f"{record_bytes / 2**20:.1f}", f"{record_bytes / units:.0f} B/unit"],
         [
-            "second worker's first search, rebuilding (s)",
+            "second worker's first search, building its replica (s)",
             f"{rebuild_s:.2f}",
             f"{units / rebuild_s:,.0f} units/s",
         ],
