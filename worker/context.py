@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Protocol
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
 
     from learning_memory.shared.keys import Keys
     from learning_memory.worker.code.filler import VectorFiller
-    from learning_memory.worker.code.shared_index import CodeIndexReplica
+    from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
     from learning_memory.worker.embedding.base import Embedder
     from learning_memory.worker.metadata.store import MetadataStore
     from learning_memory.worker.vectors.base import CollectionSpec, VectorStore
@@ -86,8 +88,9 @@ class WorkerServices:
         self.axis_versions = AxisVersions(self.metadata)
         # Each repository's commit index watermark (shared too, with shared state).
         self.watermarks = Watermarks(self.metadata)
-        self._redis: tuple[Redis, Keys] | None = None
-        # With shared state: this worker's code index rows are a replica of the records in Redis.
+        # With shared state (once connected): where the embedding cache lives, and this worker's
+        # code index rows as a replica of the records in Redis.
+        self._shared_redis: tuple[Redis, Keys] | None = None
         self.code_replica: CodeIndexReplica | None = None
 
     def connect(self, redis: Redis, keys: Keys) -> None:
@@ -96,19 +99,27 @@ class WorkerServices:
         state, the embedding cache, the code index and the commit watermarks."""
         self.locks.connect(redis, keys, owner=self.identity.id)
         self.axis_versions.connect(redis, keys)
-        self._redis = (redis, keys)
         if self.settings.shares_state:
             from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
 
+            self._shared_redis = (redis, keys)
             self.watermarks.connect(redis, keys)
-
-            self.code_replica = CodeIndexReplica(SharedCodeIndex(redis, keys))
+            self.code_replica = CodeIndexReplica(SharedCodeIndex(redis, keys), self.metadata)
 
     async def current_code_index(self, project: str | None = None) -> None:
         """With shared state, bring this worker's rows of ``project`` (or of every project) to
         their version in Redis before reading or writing them; else nothing to do."""
         if self.code_replica is not None:
-            await self.code_replica.refresh(await self.metadata(), project)
+            await self.code_replica.refresh(project)
+
+    def writing_code_index(
+        self, project: str, write: Callable[[SharedCodeIndex], Awaitable[int]]
+    ) -> contextlib.AbstractAsyncContextManager[None]:
+        """Around a write of ``project``'s rows here: with shared state, ``write`` records it in
+        Redis first (see ``worker.code.shared_index``); else nothing more to do."""
+        if self.code_replica is None:
+            return contextlib.nullcontext()
+        return self.code_replica.writing(project, write)
 
     async def _open_metadata(self) -> MetadataStore:
         from learning_memory.worker.metadata.store import MetadataStore
@@ -121,8 +132,8 @@ class WorkerServices:
         from learning_memory.worker.embedding.factory import open_embedder
 
         store = EmbeddingStore(self.metadata)
-        if self._redis is not None and self.settings.shares_state:
-            store.connect(*self._redis)
+        if self._shared_redis is not None:
+            store.connect(*self._shared_redis)
         embedder = await open_embedder(self.settings, store)
         log.info("embedder.ready", model=embedder.model_name, dimension=embedder.dimension)
         return embedder

@@ -33,7 +33,7 @@ from learning_memory.shared.contracts.code import COLLECTION, CodeUnit, FileErro
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical, parser
 from learning_memory.worker.code.discover import Discovery, discover, discover_one
-from learning_memory.worker.code.shared_index import FileRecord
+from learning_memory.worker.code.shared_index import FileRecord, SharedCodeIndex
 from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
@@ -229,15 +229,17 @@ class CodeIndexer:
         store = await self.services.vectors()
         if await store.collection_exists(COLLECTION):
             await self._delete_points(store, paths)
-        version = await self._share_files(group, units)
         metadata = await self.services.metadata()
-        await lexical.replace_files(metadata, self.project, paths, units)
-        now = time.time()
-        await metadata.executemany(
-            "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at) VALUES (?, ?, ?, ?)",
-            [(self.project, work.path, work.content_hash, now) for work in group],
-        )
-        await self._wrote(version)
+        async with self.services.writing_code_index(
+            self.project, lambda shared: self._share(shared, group, units)
+        ):
+            await lexical.replace_files(metadata, self.project, paths, units)
+            now = time.time()
+            await metadata.executemany(
+                "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at)"
+                " VALUES (?, ?, ?, ?)",
+                [(self.project, work.path, work.content_hash, now) for work in group],
+            )
         self.stats.indexed += sum(1 for work in group if work.error is None)
         self.stats.units += len(units)
         await self._report(force=True)
@@ -248,21 +250,19 @@ class CodeIndexer:
         store = await self.services.vectors()
         if await store.collection_exists(COLLECTION):
             await self._delete_points(store, gone)
-        replica = self.services.code_replica
-        version = None if replica is None else await replica.shared.remove_files(self.project, gone)
         metadata = await self.services.metadata()
-        await lexical.remove_files(metadata, self.project, gone)
-        await metadata.executemany(
-            "DELETE FROM indexed_files WHERE repo = ? AND path = ?", [(self.project, path) for path in gone]
-        )
-        await self._wrote(version)
+        async with self.services.writing_code_index(
+            self.project, lambda shared: shared.remove_files(self.project, gone)
+        ):
+            await lexical.remove_files(metadata, self.project, gone)
+            await metadata.executemany(
+                "DELETE FROM indexed_files WHERE repo = ? AND path = ?",
+                [(self.project, path) for path in gone],
+            )
         self.stats.removed += len(gone)
 
-    async def _share_files(self, group: list[FileWork], units: list[CodeUnit]) -> int | None:
-        """With shared state, record the group's files (hash and rows) in Redis; the new version."""
-        replica = self.services.code_replica
-        if replica is None:
-            return None
+    async def _share(self, shared: SharedCodeIndex, group: list[FileWork], units: list[CodeUnit]) -> int:
+        """Record the group's files (hash and rows) in the shared index; the new version."""
         by_file: dict[str, list[CodeUnit]] = {}
         for unit in units:
             by_file.setdefault(unit.file_path, []).append(unit)
@@ -270,12 +270,7 @@ class CodeIndexer:
             work.path: FileRecord(work.content_hash or "", lexical.rows_for(by_file.get(work.path, [])))
             for work in group
         }
-        return await replica.shared.write_files(self.project, files)
-
-    async def _wrote(self, version: int | None) -> None:
-        replica = self.services.code_replica
-        if replica is not None and version is not None:
-            await replica.wrote(await self.services.metadata(), self.project, version)
+        return await shared.write_files(self.project, files)
 
     async def _delete_points(self, store: VectorStore, paths: list[str]) -> None:
         for start in range(0, len(paths), PATHS_PER_FILTER):

@@ -18,9 +18,10 @@ own order requires.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
-from collections.abc import Awaitable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -36,6 +37,8 @@ from learning_memory.worker.metadata.store import MetadataStore
 log = get_logger(__name__)
 
 _VERSION = "version"
+# Below SQLite's historical limit of 999 host parameters.
+_PATHS_PER_QUERY = 500
 # One write of a project's files, atomic with its version: each path's change is recorded at the
 # version that made it, so a replica at version v reads only what changed since v.
 # KEYS: meta, files, changes, projects. ARGV: project, "set" (then path, value pairs) or "del"
@@ -55,6 +58,18 @@ else
     end
 end
 return v
+"""
+# Where the project lives; the version moves (and the project is listed) only when that changed,
+# so that an index run that found nothing new sends no worker reading. ARGV: project, root,
+# recursive ("0" or "1").
+_SET_ROOT = """
+local now = redis.call('hmget', KEYS[1], 'root', 'recursive', 'version')
+if now[1] == ARGV[2] and now[2] == ARGV[3] then
+    return tonumber(now[3] or '0')
+end
+redis.call('hset', KEYS[1], 'root', ARGV[2], 'recursive', ARGV[3])
+redis.call('sadd', KEYS[4], ARGV[1])
+return redis.call('hincrby', KEYS[1], 'version', 1)
 """
 # The project's record goes; its version goes on counting, and "reset" says from which version
 # on a replica must be rebuilt whole (its recorded changes went with it).
@@ -133,23 +148,14 @@ class SharedCodeIndex:
         return int(await self._eval(_WRITE, project, project, "del", *paths))
 
     async def set_root(self, project: str, root: Path, recursive: bool) -> int:
-        """Record where the project lives; the version moves only when that changed, so that an
-        index run that found nothing new sends no worker reading."""
-        meta = self._keys.code_meta(project)
-        now = await cast(Awaitable[list[Any]], self._redis.hmget(meta, ["root", "recursive", _VERSION]))
-        if now[0] is not None and now[0].decode() == str(root) and now[1] == str(int(recursive)).encode():
-            return int(now[2] or 0)
-        mapping = {"root": str(root), "recursive": int(recursive)}
-        await cast(Awaitable[int], self._redis.hset(meta, mapping=mapping))
-        # The root before the version: a replica reads the root whenever it catches up.
-        return int(await self._eval(_WRITE, project, project, "set"))
+        return int(await self._eval(_SET_ROOT, project, project, str(root), str(int(recursive))))
 
     async def drop(self, project: str) -> None:
         await self._eval(_DROP, project, project)
 
     async def changes(self, project: str, since: int) -> ProjectChanges:
         raw = await self._eval(_READ, project, str(since))
-        version, _, root, recursive, mode, *pairs = [_text(value) for value in raw]
+        version, _, root, recursive, mode, *pairs = [value.decode() for value in raw]
         files: dict[str, FileRecord | None] = {}
         for path, value in zip(pairs[::2], pairs[1::2], strict=True):
             if value:
@@ -173,11 +179,13 @@ class SharedCodeIndex:
 class CodeIndexReplica:
     """Keeps this worker's SQLite rows of each project at its record's version in Redis."""
 
-    def __init__(self, shared: SharedCodeIndex) -> None:
+    def __init__(self, shared: SharedCodeIndex, metadata: Callable[[], Awaitable[MetadataStore]]) -> None:
         self.shared = shared
+        self._metadata = metadata
 
-    async def refresh(self, metadata: MetadataStore, project: str | None = None) -> None:
+    async def refresh(self, project: str | None = None) -> None:
         """Bring ``project`` (or every shared project) up to date here."""
+        metadata = await self._metadata()
         projects = [project] if project is not None else await self._all(metadata)
         shared = await self.shared.versions(projects)
         local = await _local_versions(metadata)
@@ -185,7 +193,17 @@ class CodeIndexReplica:
             if shared[name] != local.get(name, 0):
                 await self._catch_up(metadata, name, local.get(name, 0))
 
-    async def wrote(self, metadata: MetadataStore, project: str, version: int) -> None:
+    @contextlib.asynccontextmanager
+    async def writing(
+        self, project: str, write: Callable[[SharedCodeIndex], Awaitable[int]]
+    ) -> AsyncIterator[None]:
+        """``write`` the record, then (in the block) this worker's own rows: a worker that dies in
+        between is behind its record, never ahead of it, and catches up on next use."""
+        version = await write(self.shared)
+        yield
+        await self._wrote(await self._metadata(), project, version)
+
+    async def _wrote(self, metadata: MetadataStore, project: str, version: int) -> None:
         """This worker wrote ``version`` of ``project`` (rows already here): only a replica that
         was current before the write is current after it; another catches up on its next refresh."""
 
@@ -230,8 +248,8 @@ def _apply(conn: sqlite3.Connection, project: str, found: ProjectChanges) -> Non
         conn.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
     else:
         embedded = []
-        for start in range(0, len(paths), 500):
-            chunk = paths[start : start + 500]
+        for start in range(0, len(paths), _PATHS_PER_QUERY):
+            chunk = paths[start : start + _PATHS_PER_QUERY]
             embedded += conn.execute(
                 "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1"
                 f" AND file_path IN ({','.join('?' * len(chunk))})",
@@ -269,7 +287,3 @@ def _apply(conn: sqlite3.Connection, project: str, found: ProjectChanges) -> Non
 async def _local_versions(metadata: MetadataStore) -> dict[str, int]:
     rows = await metadata.fetchall("SELECT project, version FROM code_replicas")
     return {str(row["project"]): int(row["version"]) for row in rows}
-
-
-def _text(value: bytes | str | int) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)

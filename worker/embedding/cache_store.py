@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -29,6 +29,7 @@ from learning_memory.worker.metadata.store import MetadataStore
 log = get_logger(__name__)
 
 Vector = npt.NDArray[np.float32]
+T = TypeVar("T")
 _VECTOR_DTYPE = np.dtype("<f4")
 # Keys per Redis command: big enough to make a code index's batch one round trip, small enough
 # that one command never holds Redis for long.
@@ -80,10 +81,8 @@ class RedisVectors:
         if not vectors:
             return
         now = time.time()
-        items = list(vectors.items())
         try:
-            for start in range(0, len(items), _KEYS_PER_COMMAND):
-                chunk = items[start : start + _KEYS_PER_COMMAND]
+            for chunk in _chunks(list(vectors.items())):
                 pipe = self._redis.pipeline(transaction=False)
                 pipe.mset(
                     {
@@ -115,9 +114,10 @@ class RedisVectors:
             return
         excess = total - max_entries * 9 // 10
         dropped = await self._redis.zpopmin(self._keys.embeddings_used, excess)
-        names = [self._keys.embedding(bytes.fromhex(_text(member))) for member, _ in dropped]
-        for start in range(0, len(names), _KEYS_PER_COMMAND):
-            await self._redis.delete(*names[start : start + _KEYS_PER_COMMAND])
+        # Members come back as bytes: the namespace's clients never decode responses.
+        names = [self._keys.embedding(bytes.fromhex(member.decode())) for member, _ in dropped]
+        for chunk in _chunks(names):
+            await self._redis.delete(*chunk)
         log.info("embedding_cache_pruned", dropped=len(names), kept=total - len(names), store="redis")
 
 
@@ -150,9 +150,5 @@ class EmbeddingStore:
         await (await self._store()).touch_embeddings(keys)
 
 
-def _chunks(keys: Sequence[bytes]) -> list[Sequence[bytes]]:
-    return [keys[start : start + _KEYS_PER_COMMAND] for start in range(0, len(keys), _KEYS_PER_COMMAND)]
-
-
-def _text(member: bytes | str) -> str:
-    return member.decode() if isinstance(member, bytes) else member
+def _chunks(items: Sequence[T]) -> list[Sequence[T]]:
+    return [items[start : start + _KEYS_PER_COMMAND] for start in range(0, len(items), _KEYS_PER_COMMAND)]

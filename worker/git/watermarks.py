@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from redis.asyncio import Redis
 
 from learning_memory.shared.keys import Keys
-from learning_memory.worker.metadata.store import MetadataStore
+
+if TYPE_CHECKING:
+    from learning_memory.worker.metadata.store import MetadataStore
 
 # (last indexed HEAD, oldest date covered or None for all)
 Watermark = tuple[str | None, float | None]

@@ -70,18 +70,16 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
             ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
         )
         response = await indexer.run()
-        replica = ctx.services.code_replica
-        version = None
-        if replica is not None:
-            version = await replica.shared.set_root(request.project, indexer.root, request.recursive)
         metadata = await ctx.services.metadata()
-        await metadata.execute(
-            "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?) "
-            "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
-            (request.project, str(indexer.root), int(request.recursive)),
-        )
-        if replica is not None and version is not None:
-            await replica.wrote(metadata, request.project, version)
+        root = indexer.root
+        async with ctx.services.writing_code_index(
+            request.project, lambda shared: shared.set_root(request.project, root, request.recursive)
+        ):
+            await metadata.execute(
+                "INSERT INTO project_roots (project, root, recursive) VALUES (?, ?, ?) "
+                "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
+                (request.project, str(root), int(request.recursive)),
+            )
     pending = await _fill_vectors(ctx, request.project)
     return response.model_copy(update={"vectors_pending": pending})
 
@@ -169,9 +167,10 @@ async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -
             deleted = await store.count(COLLECTION, where)
             await store.delete_by_filter(COLLECTION, where)
         if ctx.services.code_replica is not None:
+            # This worker's replica is then behind the record, as every other's: the next refresh
+            # reads the emptied record whole and forgets the project here too.
             await ctx.services.code_replica.shared.drop(project)
         metadata = await ctx.services.metadata()
-        await metadata.execute("DELETE FROM code_replicas WHERE project = ?", (project,))
         await lexical.remove_project(metadata, project)
         # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         await metadata.execute("DELETE FROM project_roots WHERE project = ?", (project,))
