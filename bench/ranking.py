@@ -16,6 +16,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from bench import code_bindings
 from bench.code_quality import PROJECT as QUALITY_PROJECT
 from bench.code_quality import _labelled, _quality, _rank
 from bench.common import BenchError, print_table, progress
@@ -159,17 +160,31 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
             "query": item["query"],
             "kind": item.get("kind", "question"),
             "rank": _rank(hits, item["answers"]),
-            "top": [f"{h['file_path']}:{h['qualified_name']}" for h in hits],
+            "top": _top(hits),
         }
         for item, hits in zip(labelled, found, strict=True)
     ]
-    return {
+    out = {
         kind: {
             **_quality([q["rank"] for q in per_query if q["kind"] == kind]),
             "queries": [q for q in per_query if q["kind"] == kind],
         }
         for kind in ("question", "symbol")
     }
+    corpus = args.quality_work / "corpus"
+    if corpus.is_dir():
+        bound = code_bindings.labelled(corpus)
+        found = await _search_all(data_dir, QUALITY_PROJECT, [item["query"] for item in bound], args)
+        queries = [
+            {"query": item["query"], "rank": code_bindings.file_rank(hits, item["file"]), "top": _top(hits)}
+            for item, hits in zip(bound, found, strict=True)
+        ]
+        out["binding"] = {**_quality([q["rank"] for q in queries]), "queries": queries}
+    return out
+
+
+def _top(hits: list[dict[str, Any]]) -> list[str]:
+    return [f"{h['file_path']}:{h['qualified_name']}" for h in hits]
 
 
 def _summary(semble: dict[str, Any]) -> dict[str, float]:
@@ -219,6 +234,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
                 f"{result['ours']['symbol']['mrr_at_10']:.3f}",
             ]
         )
+        if "binding" in result["ours"]:
+            rows.append(
+                [
+                    "ours module-level names MRR@10",
+                    "",
+                    "",
+                    "",
+                    f"{result['ours']['binding']['mrr_at_10']:.3f}",
+                ]
+            )
     print_table(["set", "all / questions", *CATEGORIES], rows)
     if args.baseline is not None:
         before = json.loads(args.baseline.read_text())

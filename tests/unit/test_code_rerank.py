@@ -232,7 +232,7 @@ def test_a_module_re_exporting_an_undefined_name_stands_for_its_definition() -> 
         ("impl", 1.0, unit("RawForm", "extract/raw_form.rs", "class")),
         ("reexport", 0.3, unit("mod.rs", "extract/mod.rs", "module")),
     ]
-    found = rerank("FromRequest", units, defined=True, reexported=frozenset({"reexport"}))
+    found = rerank("FromRequest", units, defined=True, defining_modules=frozenset({"reexport"}))
     assert [pid for pid, _ in found] == ["reexport", "impl"]
 
 

@@ -146,6 +146,37 @@ async def test_a_name_re_exported_by_a_module_is_found_there(metadata: MetadataS
     assert await lexical.reexports(metadata, "__", limit=5, project="web") == []
 
 
+async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: MetadataStore) -> None:
+    await index(
+        metadata,
+        "app",
+        [
+            module(
+                "app", "globals.py", "python", "g: Proxy = LocalProxy(_cv, 'g')\nif g == other:\n    pass"
+            ),
+            module("app", "uses.py", "python", "def f():\n    g = 1\nprint(g)\ng == 2"),
+            module("app", "router.ts", "typescript", "export const router = createRouter();"),
+            module("app", "consts.rs", "rust", "pub(crate) static mut COUNTER: u32 = 0;"),
+            module("app", "errors.go", "go", 'var ErrNotFound = errors.New("not found")'),
+            module("app", "Json.kt", "kotlin", "internal val json = Json { }"),
+            module("app", "AF.swift", "swift", "public let AF = Session.default"),
+        ],
+    )
+    assert await lexical.bindings(metadata, "g", limit=5, project="app") == [
+        await _id(metadata, "globals.py")
+    ]
+    for name, path in [
+        ("router", "router.ts"),
+        ("COUNTER", "consts.rs"),
+        ("ErrNotFound", "errors.go"),
+        ("json", "Json.kt"),
+        ("AF", "AF.swift"),
+    ]:
+        assert await lexical.bindings(metadata, name, limit=5, project="app") == [await _id(metadata, path)]
+    assert await lexical.bindings(metadata, "g", limit=5, project="app", language="go") == []
+    assert await lexical.bindings(metadata, "createRouter", limit=5, project="app") == []
+
+
 async def _id(metadata: MetadataStore, path: str) -> str:
     row = await metadata.fetchone("SELECT point_id FROM code_lexical WHERE file_path = ?", (path,))
     assert row is not None

@@ -340,15 +340,49 @@ def reexport_pattern(name: str) -> re.Pattern[str]:
     )
 
 
+def binding_pattern(name: str) -> re.Pattern[str]:
+    """A statement binding ``name`` at a module's top level, where no function or class defines
+    it: Python's ``g: Proxy = LocalProxy(...)``, JavaScript's ``export const router =``, Rust's
+    ``pub static NAME``, Go's ``var ErrNotFound``, Kotlin's ``val json``, Swift's ``let AF``, a Ruby
+    constant. Only at the start of a line: an indented one is a local or a member."""
+    word = re.escape(name)
+    return re.compile(
+        rf"^{word}\s*(?::[^=\n]*)?=(?!=)"
+        rf"|^(?:export\s+)?(?:const|let|var)\s+{word}\b"
+        rf"|^(?:pub(?:\([^)]*\))?\s+)?(?:static|const)\s+(?:mut\s+)?{word}\b"
+        rf"|^(?:(?:public|private|internal|fileprivate|protected)\s+)?(?:lazy\s+)?(?:val|var|let)\s+{word}\b",
+        re.MULTILINE,
+    )
+
+
 async def reexports(
     metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
 ) -> list[str]:
     """Point ids of the module units that re-export ``name``: where a name defined in another
     package (a trait of a sibling crate) is offered to this project's users."""
+    return await _modules_matching(metadata, name, reexport_pattern(name), limit, project, language)
+
+
+async def bindings(
+    metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
+) -> list[str]:
+    """Point ids of the module units binding ``name`` at their top level: its definition when it
+    is a value rather than a function or class (flask's ``g``, a package's default settings)."""
+    return await _modules_matching(metadata, name, binding_pattern(name), limit, project, language)
+
+
+async def _modules_matching(
+    metadata: MetadataStore,
+    name: str,
+    pattern: re.Pattern[str],
+    limit: int,
+    project: str | None,
+    language: str | None,
+) -> list[str]:
+    """Point ids of the module units holding ``name`` whose text ``pattern`` matches."""
     terms = query_terms(name)
     if not terms:
         return []
-    pattern = reexport_pattern(name)
 
     def run(conn: sqlite3.Connection) -> list[str]:
         if project is None:

@@ -310,12 +310,13 @@ def rerank(
     weights: Weights = DEFAULT,
     *,
     defined: bool = True,
-    reexported: frozenset[str] = frozenset(),
+    defining_modules: frozenset[str] = frozenset(),
     file_sizes: Mapping[tuple[str, str], int] | None = None,
 ) -> list[tuple[str, float]]:
     """``scored``: (point id, fused relevance in 0..1, payload); best first, with the new scores.
-    ``reexported``: the module units re-exporting a symbol query's name, defined elsewhere, which
-    stand for its definition. ``file_sizes``: units per (project, file path) of the candidates."""
+    ``defining_modules``: the module units that bind a symbol query's name at their top level, or
+    re-export it from elsewhere, and so stand for its definition. ``file_sizes``: units per
+    (project, file path) of the candidates."""
     query = read_query(query_text)
     # Long questions ask for one function rather than a part of the project: file-level rules
     # (central files, spreading over files) weigh less for them.
@@ -326,7 +327,7 @@ def rerank(
     defining = Counter(str(p.get("name")) for _, _, p in scored if p.get("name") in query.names)
     for pid, score, payload in scored:
         add, factor = adjustment(query, payload, weights, defined=defined, topical=topical, defining=defining)
-        if pid in reexported:
+        if pid in defining_modules:
             add += weights.exact_definition
         add += weights.central_file * topical * central.get(pid, 0.0)
         relevance[pid] = (score + add) * factor

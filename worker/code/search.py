@@ -108,7 +108,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     query = read_query(request.query)
     symbol = query.symbol if request.mode == "hybrid" else None
     named: list[str] = []
-    exported: list[str] = []
+    modules: list[str] = []
     if symbol is not None:
         # The units that define the name join the candidates even when the word is too common in
         # the project for either ranking to reach them (Headers in an HTTP client).
@@ -119,13 +119,17 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             project=request.project,
             language=request.language,
         )
-        if not named:
+        # A value bound at a module's top level (flask's g) is defined there, in the module unit.
+        modules = await lexical.bindings(
+            metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
+        )
+        if not named and not modules:
             # Defined nowhere in the project, it may still be offered by it: a module re-exporting
             # it (axum's extract/mod.rs: pub use axum_core::extract::FromRequest) answers.
-            exported = await lexical.reexports(
+            modules = await lexical.reexports(
                 metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
             )
-        candidates_ids += [pid for pid in [*named, *exported] if pid not in candidates_ids]
+        candidates_ids += [pid for pid in [*named, *modules] if pid not in candidates_ids]
     elif request.mode == "hybrid" and query.phrases:
         # A type a question spells in words (JSON object: JsonObject) joins the candidates too.
         spelled = await lexical.named(
@@ -149,8 +153,8 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             request.query,
             [(pid, score, payloads[pid]) for pid, score in scored],
             file_sizes=sizes,
-            defined=symbol is None or bool(named or exported),
-            reexported=frozenset(exported),
+            defined=symbol is None or bool(named or modules),
+            defining_modules=frozenset(modules),
         )
     answered = scored[: request.limit]
     unmeasured = [pid for pid, _ in answered if pid not in dense]
