@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from learning_memory.worker.code.rerank import Weights, adjustment, read_query, rerank
+from learning_memory.worker.code.rerank import Weights, adjustment, read_query, rerank, without_project_name
 
 
 def unit(
@@ -331,3 +331,16 @@ def test_code_for_another_operating_system_comes_after_this_ones() -> None:
         factor = Weights().other_platform_factor
         assert adjustment(read_query("how is a pipe read"), unit("read", "pipe_windows.go"))[1] == factor
         assert adjustment(read_query("how is a pipe read"), unit("read", "src/unix/linux.c"))[1] == 1.0
+
+
+def test_the_projects_own_name_is_left_out_of_what_the_model_reads() -> None:
+    assert without_project_name("how a tRPC router is created", "trpc") == "how a router is created"
+    assert (
+        without_project_name("how does Flask pick an error handler", "flask")
+        == "how does pick an error handler"
+    )
+    # Only the whole word: flasks and fmtlib's fmt stay.
+    assert without_project_name("flasks of fmt", "flask") == "flasks of fmt"
+    assert without_project_name("fmt::format", "fmtlib") == "fmt::format"
+    assert without_project_name("Flask", "flask") == "Flask"
+    assert without_project_name("any question", None) == "any question"

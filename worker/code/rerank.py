@@ -209,6 +209,16 @@ def _telling(words: frozenset[str], project: str) -> frozenset[str]:
     return kept or words
 
 
+def without_project_name(text: str, project: str | None) -> str:
+    """``text`` less the project's name as a word (tRPC in trpc, Flask in flask), for the model:
+    the name says nothing about which part of the project is meant, yet pulls the question toward
+    whatever mentions it most (initTRPC.ts). All of it when that is all the question says."""
+    if not project:
+        return text
+    kept = " ".join(re.sub(rf"\b{re.escape(project)}\b", " ", text, flags=re.IGNORECASE).split())
+    return kept or text
+
+
 _CODE_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::)[A-Za-z_][A-Za-z0-9_]*)*")
 _SPELLED_AS_CODE = re.compile(r"[a-z][A-Z]|_[A-Za-z]|^[A-Z][a-z]+[A-Z]")
 # A capitalised word inside a sentence, after a lower-case word: a type's name (Monad, Logger).

@@ -23,7 +23,7 @@ import numpy as np
 
 from learning_memory.shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
 from learning_memory.worker.code import lexical
-from learning_memory.worker.code.rerank import read_query, rerank
+from learning_memory.worker.code.rerank import read_query, rerank, without_project_name
 from learning_memory.worker.code.units import INDEXES, code_hit, query_text
 from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.metadata.store import MetadataStore
@@ -176,9 +176,10 @@ async def _embed_query(
     services: WorkerServices, request: SearchCodeRequest
 ) -> tuple[np.ndarray, VectorStore]:
     embedder = await services.embedder()
-    text = query_text(request.query)
     if request.mode == "semantic":
-        text = embedder.head(text, MAX_SNIPPET_EMBED_TOKENS)
+        text = embedder.head(query_text(request.query), MAX_SNIPPET_EMBED_TOKENS)
+    else:
+        text = query_text(without_project_name(request.query, request.project))
     vector = (await embedder.embed([text]))[0]
     # Checks the dimension against the model's, with the message that says how to re-index.
     store = await services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
