@@ -153,8 +153,16 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
     data_dir = args.quality_work / "data"
     if not data_dir.is_dir():
         raise BenchError(f"no kept index at {data_dir}: run bench code_quality --workdir there first")
-    root = args.quality_work / "corpus" if args.reindex is not None else None
-    found = await _search_all(data_dir, QUALITY_PROJECT, [item["query"] for item in labelled], args, root)
+    corpus = args.quality_work / "corpus"
+    bound = code_bindings.labelled(corpus) if corpus.is_dir() else []
+    # One pass over the index for both sets: each pass opens the worker's services and model.
+    found = await _search_all(
+        data_dir,
+        QUALITY_PROJECT,
+        [item["query"] for item in [*labelled, *bound]],
+        args,
+        corpus if args.reindex is not None else None,
+    )
     per_query = [
         {
             "query": item["query"],
@@ -162,7 +170,7 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
             "rank": _rank(hits, item["answers"]),
             "top": _top(hits),
         }
-        for item, hits in zip(labelled, found, strict=True)
+        for item, hits in zip(labelled, found, strict=False)
     ]
     out = {
         kind: {
@@ -171,13 +179,10 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
         }
         for kind in ("question", "symbol")
     }
-    corpus = args.quality_work / "corpus"
-    if corpus.is_dir():
-        bound = code_bindings.labelled(corpus)
-        found = await _search_all(data_dir, QUALITY_PROJECT, [item["query"] for item in bound], args)
+    if bound:
         queries = [
             {"query": item["query"], "rank": code_bindings.file_rank(hits, item["file"]), "top": _top(hits)}
-            for item, hits in zip(bound, found, strict=True)
+            for item, hits in zip(bound, found[len(labelled) :], strict=True)
         ]
         out["binding"] = {**_quality([q["rank"] for q in queries]), "queries": queries}
     return out

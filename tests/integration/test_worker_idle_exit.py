@@ -47,10 +47,14 @@ async def test_an_autostarted_worker_leaves_after_its_idle_time(
         stop_process(proc)
 
 
-def test_a_worker_started_by_an_operator_has_no_idle_exit(
+async def test_a_worker_started_by_an_operator_has_no_idle_exit(
     live_worker: subprocess.Popen[bytes], tmp_path: Path
 ) -> None:
-    (started,) = log_events(tmp_path / "worker.log", "worker.started")
+    # The heartbeat the fixture waits for can come before the line is in the log.
+    async def started_events() -> list[dict[str, object]]:
+        return log_events(tmp_path / "worker.log", "worker.started")
+
+    (started,) = await wait_for(started_events, timeout=30, what="the worker's started event in its log")
     assert started["idle_exit_s"] is None
 
 

@@ -134,16 +134,20 @@ async def test_a_name_re_exported_by_a_module_is_found_there(metadata: MetadataS
             unit("web", "form.rs", "from_request", "impl FromRequest for Form { fn from_request() {} }"),
         ],
     )
-    assert await lexical.reexports(metadata, "FromRequest", limit=5, project="web") == [
+    assert (await lexical.defining_modules(metadata, "FromRequest", limit=5, project="web")).reexporting == [
         await _id(metadata, "extract/mod.rs")
     ]
-    assert await lexical.reexports(metadata, "router", limit=5) == [await _id(metadata, "index.ts")]
-    assert await lexical.reexports(metadata, "Session", limit=5, project="web", language="python") == [
-        await _id(metadata, "pkg/__init__.py")
+    assert (await lexical.defining_modules(metadata, "router", limit=5)).reexporting == [
+        await _id(metadata, "index.ts")
     ]
-    assert await lexical.reexports(metadata, "Session", limit=5, project="web", language="rust") == []
-    assert await lexical.reexports(metadata, "FromRef", limit=5, project="other") == []
-    assert await lexical.reexports(metadata, "__", limit=5, project="web") == []
+    assert (
+        await lexical.defining_modules(metadata, "Session", limit=5, project="web", language="python")
+    ).reexporting == [await _id(metadata, "pkg/__init__.py")]
+    assert (
+        await lexical.defining_modules(metadata, "Session", limit=5, project="web", language="rust")
+    ).reexporting == []
+    assert (await lexical.defining_modules(metadata, "FromRef", limit=5, project="other")).reexporting == []
+    assert (await lexical.defining_modules(metadata, "__", limit=5, project="web")).reexporting == []
 
 
 async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: MetadataStore) -> None:
@@ -162,7 +166,7 @@ async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: Met
             module("app", "AF.swift", "swift", "public let AF = Session.default"),
         ],
     )
-    assert await lexical.bindings(metadata, "g", limit=5, project="app") == [
+    assert (await lexical.defining_modules(metadata, "g", limit=5, project="app")).binding == [
         await _id(metadata, "globals.py")
     ]
     for name, path in [
@@ -172,9 +176,13 @@ async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: Met
         ("json", "Json.kt"),
         ("AF", "AF.swift"),
     ]:
-        assert await lexical.bindings(metadata, name, limit=5, project="app") == [await _id(metadata, path)]
-    assert await lexical.bindings(metadata, "g", limit=5, project="app", language="go") == []
-    assert await lexical.bindings(metadata, "createRouter", limit=5, project="app") == []
+        assert (await lexical.defining_modules(metadata, name, limit=5, project="app")).binding == [
+            await _id(metadata, path)
+        ]
+    assert (
+        await lexical.defining_modules(metadata, "g", limit=5, project="app", language="go")
+    ).binding == []
+    assert (await lexical.defining_modules(metadata, "createRouter", limit=5, project="app")).binding == []
 
 
 async def _id(metadata: MetadataStore, path: str) -> str:

@@ -23,7 +23,7 @@ import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from learning_memory.shared.contracts.code import CodeUnit
 from learning_memory.worker.code.units import embedding_text, split_identifier, unit_payload
@@ -355,41 +355,29 @@ def binding_pattern(name: str) -> re.Pattern[str]:
     )
 
 
-async def reexports(
+class ModuleDefinitions(NamedTuple):
+    """Module units standing for a name's definition when no function or class is called that."""
+
+    binding: list[str]  # bind it at their top level (flask's ``g``, a package's default settings)
+    reexporting: list[str]  # offer it from another package (a trait of a sibling crate)
+
+
+async def defining_modules(
     metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
-) -> list[str]:
-    """Point ids of the module units that re-export ``name``: where a name defined in another
-    package (a trait of a sibling crate) is offered to this project's users."""
-    return await _modules_matching(metadata, name, reexport_pattern(name), limit, project, language)
-
-
-async def bindings(
-    metadata: MetadataStore, name: str, *, limit: int, project: str | None = None, language: str | None = None
-) -> list[str]:
-    """Point ids of the module units binding ``name`` at their top level: its definition when it
-    is a value rather than a function or class (flask's ``g``, a package's default settings)."""
-    return await _modules_matching(metadata, name, binding_pattern(name), limit, project, language)
-
-
-async def _modules_matching(
-    metadata: MetadataStore,
-    name: str,
-    pattern: re.Pattern[str],
-    limit: int,
-    project: str | None,
-    language: str | None,
-) -> list[str]:
-    """Point ids of the module units holding ``name`` whose text ``pattern`` matches."""
+) -> ModuleDefinitions:
+    """Point ids of the module units holding ``name`` that bind it or re-export it, at most
+    ``limit`` of each, from one scan of the modules mentioning it."""
     terms = query_terms(name)
     if not terms:
-        return []
+        return ModuleDefinitions([], [])
+    binds, reexports = binding_pattern(name), reexport_pattern(name)
 
-    def run(conn: sqlite3.Connection) -> list[str]:
+    def run(conn: sqlite3.Connection) -> ModuleDefinitions:
         if project is None:
             names = [str(row[0]) for row in conn.execute("SELECT project FROM code_fts_tables")]
         else:
             names = [project]
-        found: list[str] = []
+        found = ModuleDefinitions([], [])
         for each in names:
             table = _index_of(conn, each, create=False)
             if table is None:
@@ -402,8 +390,12 @@ async def _modules_matching(
             if language is not None:
                 sql += " AND l.language = ?"
                 params.append(language)
-            found += [str(pid) for pid, text in conn.execute(sql, params) if pattern.search(str(text))]
-        return found[:limit]
+            for pid, text in conn.execute(sql, params):
+                if binds.search(str(text)):
+                    found.binding.append(str(pid))
+                if reexports.search(str(text)):
+                    found.reexporting.append(str(pid))
+        return ModuleDefinitions(found.binding[:limit], found.reexporting[:limit])
 
     return await metadata.read(run)
 

@@ -119,16 +119,13 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             project=request.project,
             language=request.language,
         )
-        # A value bound at a module's top level (flask's g) is defined there, in the module unit.
-        modules = await lexical.bindings(
+        found = await lexical.defining_modules(
             metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
         )
-        if not named and not modules:
-            # Defined nowhere in the project, it may still be offered by it: a module re-exporting
-            # it (axum's extract/mod.rs: pub use axum_core::extract::FromRequest) answers.
-            modules = await lexical.reexports(
-                metadata, symbol, limit=NAMED_CANDIDATES, project=request.project, language=request.language
-            )
+        # A value bound at a module's top level (flask's g) is defined there, in the module unit.
+        # Defined nowhere in the project, a name may still be offered by it: a module re-exporting
+        # it (axum's extract/mod.rs: pub use axum_core::extract::FromRequest) answers.
+        modules = found.binding or ([] if named else found.reexporting)
         candidates_ids += [pid for pid in [*named, *modules] if pid not in candidates_ids]
     elif request.mode == "hybrid" and query.phrases:
         # A type a question spells in words (JSON object: JsonObject) joins the candidates too.
