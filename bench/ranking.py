@@ -6,14 +6,16 @@ folders kept by ``bench semble --workdir S`` and ``bench code_quality --workdir 
 stopped), runs the search job's own code (``worker.code.search.search_units``) in this process on
 every query, and prints both figures: semble's NDCG@10 per category and our MRR@10. ``--baseline``
 takes an earlier run's JSON and lists the queries that moved. A change to what is indexed (unit
-texts, keyword rows) needs the full benchmarks again.
+texts, keyword rows) needs the full benchmarks again, or ``--reindex``. ``--per-package`` asks our
+sets of each package indexed as its own project, as a user who indexed that package would: rules
+that depend on the project (its name) act there, and the BM25 statistics are the package's.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from bench import code_bindings
@@ -50,6 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fast-tier", action="store_true", help="as search_code answers before any vector (no dense side)"
     )
+    parser.add_argument(
+        "--per-package",
+        action="store_true",
+        help="our sets with each package indexed as its own project (the kept corpus, into "
+        "QUALITY_WORK/packages-data on first use) and each query asked of its package",
+    )
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier ranking.json to compare with")
     parser.add_argument(
         "--reindex",
@@ -63,9 +71,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _search_all(
-    data_dir: Path, project: str, queries: list[str], args: argparse.Namespace, root: Path | None = None
+    data_dir: Path,
+    asked: list[tuple[str, str]],
+    args: argparse.Namespace,
+    roots: dict[str, Path] | None = None,
 ) -> list[Any]:
-    """The search job's answers to ``queries``, after indexing ``root`` again when given."""
+    """The search job's answers to each (query, project) of ``asked``, after indexing each project
+    of ``roots`` again from its folder when given."""
     from learning_memory.shared.log import configure_logging
     from learning_memory.worker.code.search import search_units
     from learning_memory.worker.context import WorkerServices
@@ -77,7 +89,7 @@ async def _search_all(
     services = WorkerServices(settings)
     mode: SearchMode = args.mode
     try:
-        if root is not None:
+        for project, root in (roots or {}).items():
             await _reindex(services, root, project)
         return [
             [
@@ -86,7 +98,7 @@ async def _search_all(
                     services, SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
                 )
             ]
-            for query in queries
+            for query, project in asked
         ]
     finally:
         await services.close()
@@ -121,7 +133,10 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
             checkout = args.reindex / name
             root = checkout / spec["benchmark_root"] if spec.get("benchmark_root") else checkout
         found = await _search_all(
-            args.semble_work / name / "data", name, [q.text for q in queries], args, root
+            args.semble_work / name / "data",
+            [(q.text, name) for q in queries],
+            args,
+            None if root is None else {name: root},
         )
         per_query = []
         for query, hits_found in zip(queries, found, strict=True):
@@ -150,19 +165,21 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
 
 async def _ours(args: argparse.Namespace) -> dict[str, Any]:
     labelled = _labelled()
-    data_dir = args.quality_work / "data"
-    if not data_dir.is_dir():
-        raise BenchError(f"no kept index at {data_dir}: run bench code_quality --workdir there first")
     corpus = args.quality_work / "corpus"
-    bound = code_bindings.labelled(corpus) if corpus.is_dir() else []
+    kept_corpus = corpus.is_dir()
+    bound = code_bindings.labelled(corpus) if kept_corpus else []
+    items = [*labelled, *bound]
     # One pass over the index for both sets: each pass opens the worker's services and model.
-    found = await _search_all(
-        data_dir,
-        QUALITY_PROJECT,
-        [item["query"] for item in [*labelled, *bound]],
-        args,
-        corpus if args.reindex is not None else None,
-    )
+    if args.per_package:
+        if not kept_corpus:
+            raise BenchError(f"no kept corpus at {corpus}: run bench code_quality --workdir there first")
+        found = await _per_package(args, corpus, items)
+    else:
+        data_dir = args.quality_work / "data"
+        if not data_dir.is_dir():
+            raise BenchError(f"no kept index at {data_dir}: run bench code_quality --workdir there first")
+        roots = {QUALITY_PROJECT: corpus} if args.reindex is not None else None
+        found = await _search_all(data_dir, [(item["query"], QUALITY_PROJECT) for item in items], args, roots)
     per_query = [
         {
             "query": item["query"],
@@ -186,6 +203,29 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
         ]
         out["binding"] = {**_quality([q["rank"] for q in queries]), "queries": queries}
     return out
+
+
+async def _per_package(args: argparse.Namespace, corpus: Path, items: list[dict[str, Any]]) -> list[Any]:
+    """Each item asked of its own package's project, as a user who indexed that package alone would:
+    the project is the first folder of the answer's file. Indexed into ``packages-data`` beside
+    the kept index on first use (or again with --reindex); the hits' paths get the package's folder
+    back, so that the labels match."""
+    data_dir = args.quality_work / "packages-data"
+    packages = sorted({_package(item) for item in items})
+    roots = None
+    if args.reindex is not None or not data_dir.is_dir():
+        roots = {package: corpus / package for package in packages}
+    asked = [(item["query"], _package(item)) for item in items]
+    found = await _search_all(data_dir, asked, args, roots)
+    return [
+        [{**hit, "file_path": f"{project}/{hit['file_path']}"} for hit in hits]
+        for (_, project), hits in zip(asked, found, strict=True)
+    ]
+
+
+def _package(item: dict[str, Any]) -> str:
+    path = item["answers"][0]["file"] if "answers" in item else item["file"]
+    return str(PurePosixPath(path).parts[0])
 
 
 def _top(hits: list[dict[str, Any]]) -> list[str]:
@@ -222,7 +262,7 @@ def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.semble_work is None and args.quality_work is None:
         raise BenchError("give --semble-work and/or --quality-work (kept indexes of earlier runs)")
-    result: dict[str, Any] = {"mode": args.mode, "fast_tier": args.fast_tier}
+    result: dict[str, Any] = {"mode": args.mode, "fast_tier": args.fast_tier, "per_package": args.per_package}
     rows: list[list[str]] = []
     if args.semble_work is not None:
         result["semble"] = await _semble(args)
