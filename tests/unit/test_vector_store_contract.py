@@ -15,6 +15,7 @@ import sys
 import threading
 import uuid
 from collections.abc import AsyncIterator, Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -207,6 +208,21 @@ async def test_search_finds_a_stored_vector_first_with_score_one(shared: VectorS
     assert len(await shared.search(COLLECTION, VECTORS[0], limit=100)) == N
 
 
+async def test_a_half_precision_collection_ranks_as_a_full_one(store: VectorStore) -> None:
+    await store.ensure_collection(replace(SPEC, half_precision=True))
+    await store.upsert(COLLECTION, _points())
+    query = np.random.default_rng(11).standard_normal(DIM).astype(np.float32)
+    expected = UNIT @ (query / np.linalg.norm(query))
+    hits = await store.search(COLLECTION, query, limit=5)
+    best = np.argsort(-expected)[:5]
+    assert [h.id for h in hits] == [IDS[i] for i in best]
+    # 16-bit floats: scores within a few thousandths of the exact ones.
+    np.testing.assert_allclose([h.score for h in hits], expected[best], atol=3e-3)
+    (record,) = await store.get(COLLECTION, [IDS[3]], with_vectors=True)
+    assert record.vector is not None
+    np.testing.assert_allclose(record.vector, UNIT[3], atol=3e-3)
+
+
 # --- filters ---------------------------------------------------------------------------------
 
 Predicate = Callable[[dict[str, Any]], bool]
@@ -352,6 +368,31 @@ async def test_edge_keeps_points_across_close_and_reopen(tmp_path: Path) -> None
         assert (await store.search(COLLECTION, VECTORS[5], limit=1))[0].id == IDS[5]
         page = await store.scroll(COLLECTION, limit=2, order_by="rank")
         assert [r.payload["rank"] for r in page] == [N - 1, N - 2]  # the payload index survived
+    finally:
+        await store.close()
+
+
+async def test_edge_reopens_a_half_precision_collection_as_it_was_made(tmp_path: Path) -> None:
+    store = await EdgeVectorStore.open(tmp_path / "vectors")
+    await store.ensure_collection(replace(SPEC, half_precision=True))
+    await store.ensure_collection(replace(SPEC, name="full"))
+    await store.upsert(COLLECTION, _points())
+    await store.upsert("full", _points())
+    await store.close()
+
+    # Each is loaded with its stored vector type (Edge refuses a shard of another type), and a
+    # collection made with 32-bit vectors keeps them when half precision is asked for later.
+    store = await EdgeVectorStore.open(tmp_path / "vectors")
+    try:
+        await store.ensure_collection(replace(SPEC, name="full", half_precision=True))
+        for name in (COLLECTION, "full"):
+            assert (await store.search(name, VECTORS[5], limit=1))[0].id == IDS[5]
+        stored = {
+            name: json.loads((tmp_path / "vectors" / name / "edge_config.json").read_text())["vectors"][""]
+            for name in (COLLECTION, "full")
+        }
+        assert stored[COLLECTION]["datatype"] == "float16"
+        assert stored["full"].get("datatype", "float32") == "float32"
     finally:
         await store.close()
 

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from learning_memory.shared.contracts.code import COLLECTION
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical
-from learning_memory.worker.code.units import INDEXES
-from learning_memory.worker.vectors.base import CollectionSpec, PointData
+from learning_memory.worker.code.units import collection_spec
+from learning_memory.worker.vectors.base import PointData
 
 if TYPE_CHECKING:
     from learning_memory.worker.context import WorkerServices
@@ -118,7 +118,7 @@ class VectorFiller:
             return 0
         embedder = await services.embedder()
         vectors = await embedder.embed([row.text for row in rows])
-        store = await services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+        store = await services.collection(collection_spec(embedder.dimension))
         written = 0
         pairs = sorted(zip(rows, vectors, strict=True), key=lambda pair: pair[0].project)
         for project, group in groupby(pairs, key=lambda pair: pair[0].project):

@@ -179,12 +179,14 @@ def _path_words(file_path: str) -> set[str]:
     return set(_WORD.findall(split_identifier(file_path.replace("/", " ").replace(".", " "))))
 
 
-def _named_parts(file_path: str) -> set[str]:
+# Cached: the candidates of one search share files, and the same files come back search after search.
+@functools.lru_cache(maxsize=4096)
+def _named_parts(file_path: str) -> frozenset[str]:
     """The words naming a file: its stem's and its folder's, split and whole (shell_completion.go:
     shell, completion, shell_completion is not a word, so ``shell``, ``completion``)."""
     segments = file_path.split("/")
     named = [segments[-1].split(".", 1)[0], *segments[-2:-1]]
-    return {w for part in named for w in _WORD.findall(split_identifier(part) + " " + part.lower())}
+    return frozenset(w for part in named for w in _WORD.findall(split_identifier(part) + " " + part.lower()))
 
 
 def _names(word: str, part: str) -> bool:

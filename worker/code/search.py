@@ -24,11 +24,10 @@ import numpy as np
 from learning_memory.shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
 from learning_memory.worker.code import lexical
 from learning_memory.worker.code.rerank import read_query, rerank, without_project_name
-from learning_memory.worker.code.units import INDEXES, code_hit, query_text
+from learning_memory.worker.code.units import code_hit, collection_spec, query_text
 from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.vectors.base import (
-    CollectionSpec,
     Condition,
     Filter,
     MatchValue,
@@ -179,7 +178,7 @@ async def _embed_query(
         text = query_text(without_project_name(request.query, request.project))
     vector = (await embedder.embed([text]))[0]
     # Checks the dimension against the model's, with the message that says how to re-index.
-    store = await services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    store = await services.collection(collection_spec(embedder.dimension))
     return vector, store
 
 

@@ -326,11 +326,12 @@ class EdgeVectorStore:
             raise StorageError(f"Collection '{name}' does not exist (ensure_collection creates it)")
         return coll
 
-    def _config(self, dimension: int) -> qe.EdgeConfig:
+    def _config(self, dimension: int, half_precision: bool) -> qe.EdgeConfig:
         # An indexing threshold of 0 turns HNSW off (see the module docstring).
         threshold_kb = 0 if self._hnsw_threshold is None else max(self._hnsw_threshold // 1024, 1)
+        datatype = qe.VectorStorageDatatype.Float16 if half_precision else qe.VectorStorageDatatype.Float32
         return qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine),
+            vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine, datatype=datatype),
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=threshold_kb),
         )
 
@@ -339,10 +340,12 @@ class EdgeVectorStore:
         path = self._path(name)
         if not (path / CONFIG_FILE).is_file():
             return None
-        dimension = _stored_dimension(path)
-        # Passing our config applies today's optimiser settings to shards made by older versions.
+        dimension, half_precision = _stored_vectors(path)
+        # Passing our config applies today's optimiser settings to shards made by older versions
+        # (with the stored vectors' size and type: Edge refuses a shard of another type).
         load = qe.EdgeShard.load
-        shard = await asyncio.to_thread(_engine, f"load '{name}'", load, str(path), self._config(dimension))
+        config = self._config(dimension, half_precision)
+        shard = await asyncio.to_thread(_engine, f"load '{name}'", load, str(path), config)
         coll = self._collections[name] = _Collection(name, shard, dimension, self._optimize_every)
         info = coll.call("read info", shard.info)
         # A first pass after loading: vacuums, and indexes what an earlier run left (with HNSW on).
@@ -353,7 +356,7 @@ class EdgeVectorStore:
     async def _create(self, spec: CollectionSpec) -> _Collection:
         if spec.dimension <= 0:
             raise StorageError(f"Collection '{spec.name}': dimension must be positive, got {spec.dimension}")
-        path, config = self._path(spec.name), self._config(spec.dimension)
+        path, config = self._path(spec.name), self._config(spec.dimension, spec.half_precision)
         create = qe.EdgeShard.create
         shard = await asyncio.to_thread(_engine, f"create '{spec.name}'", create, str(path), config)
         log.info("edge_collection_created", collection=spec.name, dimension=spec.dimension, path=str(path))
@@ -398,8 +401,10 @@ def _engine(what: str, fn: Callable[..., T], *args: Any) -> T:
         raise StorageError(f"Qdrant Edge failed to {what}: {exc}") from exc
 
 
-def _stored_dimension(path: Path) -> int:
+def _stored_vectors(path: Path) -> tuple[int, bool]:
+    """The stored vectors' size, and whether they are 16-bit floats (no datatype: 32-bit)."""
     try:
-        return int(json.loads((path / CONFIG_FILE).read_text())["vectors"][""]["size"])
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+        vectors = json.loads((path / CONFIG_FILE).read_text())["vectors"][""]
+        return int(vectors["size"]), vectors.get("datatype") == "float16"
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise StorageError(f"Cannot read the vector size of {path} from {CONFIG_FILE}: {exc}") from exc

@@ -83,7 +83,11 @@ class QdrantServerStore:
         # One at a time in this process; other workers creating it at the same moment are handled below.
         async with self._ensure_lock:
             if not await self.collection_exists(spec.name):
-                vectors = models.VectorParams(size=spec.dimension, distance=models.Distance.COSINE)
+                vectors = models.VectorParams(
+                    size=spec.dimension,
+                    distance=models.Distance.COSINE,
+                    datatype=models.Datatype.FLOAT16 if spec.half_precision else None,
+                )
                 try:
                     await self._run(
                         f"create collection '{spec.name}'",
