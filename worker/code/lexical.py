@@ -402,20 +402,38 @@ async def defining_modules(
 
 async def payloads(metadata: MetadataStore, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
     """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none)."""
+    return await metadata.read(lambda conn: _payloads_in(conn, point_ids)) if point_ids else {}
 
-    def run(conn: sqlite3.Connection) -> dict[str, dict[str, Any]]:
-        out: dict[str, dict[str, Any]] = {}
-        for start in range(0, len(point_ids), _PATHS_PER_DELETE):
-            chunk = list(point_ids[start : start + _PATHS_PER_DELETE])
-            rows = conn.execute(
-                f"SELECT point_id, payload FROM code_lexical WHERE point_id IN ({','.join('?' * len(chunk))})"
-                " AND payload IS NOT NULL",
-                chunk,
-            ).fetchall()
-            out |= {str(row[0]): json.loads(row[1]) for row in rows}
-        return out
 
-    return await metadata.read(run) if point_ids else {}
+async def payloads_and_file_sizes(
+    metadata: MetadataStore, point_ids: Sequence[str]
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
+    """:func:`payloads`, and :func:`file_sizes` of their files, in one read: both lie on every
+    search's path."""
+
+    def run(conn: sqlite3.Connection) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
+        found = _payloads_in(conn, point_ids)
+        return found, _file_sizes_in(conn, files_of(found.values()))
+
+    return await metadata.read(run) if point_ids else ({}, {})
+
+
+def files_of(payloads: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
+    """(project, file path) of each payload's unit."""
+    return [(str(p.get("project")), str(p.get("file_path"))) for p in payloads]
+
+
+def _payloads_in(conn: sqlite3.Connection, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    for start in range(0, len(point_ids), _PATHS_PER_DELETE):
+        chunk = list(point_ids[start : start + _PATHS_PER_DELETE])
+        rows = conn.execute(
+            f"SELECT point_id, payload FROM code_lexical WHERE point_id IN ({','.join('?' * len(chunk))})"
+            " AND payload IS NOT NULL",
+            chunk,
+        ).fetchall()
+        out |= {str(row[0]): json.loads(row[1]) for row in rows}
+    return out
 
 
 async def pending(metadata: MetadataStore, limit: int) -> list[WaitingUnit]:
@@ -454,23 +472,24 @@ async def mark_embedded(metadata: MetadataStore, rowids: Sequence[int]) -> None:
 
 async def file_sizes(metadata: MetadataStore, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Units per (project, file path), for the files given."""
+    wanted = list(files)
+    return await metadata.read(lambda conn: _file_sizes_in(conn, wanted)) if wanted else {}
+
+
+def _file_sizes_in(conn: sqlite3.Connection, files: Iterable[tuple[str, str]]) -> dict[tuple[str, str], int]:
     wanted = sorted(set(files))
-
-    def run(conn: sqlite3.Connection) -> dict[tuple[str, str], int]:
-        out: dict[tuple[str, str], int] = {}
-        for project in sorted({project for project, _ in wanted}):
-            paths = [path for each, path in wanted if each == project]
-            for start in range(0, len(paths), _PATHS_PER_DELETE):
-                chunk = paths[start : start + _PATHS_PER_DELETE]
-                rows = conn.execute(
-                    "SELECT file_path, count(*) FROM code_lexical WHERE project = ?"
-                    f" AND file_path IN ({','.join('?' * len(chunk))}) GROUP BY file_path",
-                    [project, *chunk],
-                ).fetchall()
-                out |= {(project, str(row[0])): int(row[1]) for row in rows}
-        return out
-
-    return await metadata.read(run) if wanted else {}
+    out: dict[tuple[str, str], int] = {}
+    for project in sorted({project for project, _ in wanted}):
+        paths = [path for each, path in wanted if each == project]
+        for start in range(0, len(paths), _PATHS_PER_DELETE):
+            chunk = paths[start : start + _PATHS_PER_DELETE]
+            rows = conn.execute(
+                "SELECT file_path, count(*) FROM code_lexical WHERE project = ?"
+                f" AND file_path IN ({','.join('?' * len(chunk))}) GROUP BY file_path",
+                [project, *chunk],
+            ).fetchall()
+            out |= {(project, str(row[0])): int(row[1]) for row in rows}
+    return out
 
 
 async def unit_counts(metadata: MetadataStore, project: str | None = None) -> dict[str, tuple[int, int]]:

@@ -137,14 +137,15 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
         )
         candidates_ids += [pid for pid in spelled if pid not in candidates_ids]
     # The candidates' payloads, from their rows (a unit the keywords alone found may have no point
-    # yet); vectors later, for the few answered.
-    payloads = await _payloads(metadata, store, candidates_ids)
+    # yet), and for the reordering how many units their files hold; vectors later, for the few
+    # answered.
+    if request.mode == "hybrid":
+        payloads, sizes = await _payloads_and_file_sizes(metadata, store, candidates_ids)
+    else:
+        payloads, sizes = await _payloads(metadata, store, candidates_ids), {}
     # A lexical row whose point is gone (a crashed delete) is skipped.
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":
-        sizes = await lexical.file_sizes(
-            metadata, ((str(p.get("project")), str(p.get("file_path"))) for p in payloads.values())
-        )
         scored = rerank(
             request.query,
             [(pid, score, payloads[pid]) for pid, score in scored],
@@ -197,6 +198,18 @@ def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
         for rank, pid in enumerate(ranking, start=1):
             fused[pid] = fused.get(pid, 0.0) + weight / (RRF_K + rank)
     return fused
+
+
+async def _payloads_and_file_sizes(
+    metadata: MetadataStore, store: VectorStore, ids: list[str]
+) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
+    payloads, sizes = await lexical.payloads_and_file_sizes(metadata, ids)
+    older = [pid for pid in ids if pid not in payloads]
+    if older and await store.collection_exists(COLLECTION):
+        from_points = {record.id: record.payload for record in await _records(store, older, False)}
+        payloads |= from_points
+        sizes |= await lexical.file_sizes(metadata, lexical.files_of(from_points.values()))
+    return payloads, sizes
 
 
 async def _payloads(metadata: MetadataStore, store: VectorStore, ids: list[str]) -> dict[str, dict[str, Any]]:
