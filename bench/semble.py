@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.code import _call, _index
+from bench.code import _call, _index, _peak_rss_mib
 from bench.common import BenchError, print_table, progress
 from bench.processes import REPO_ROOT, serving
 from learning_memory.shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
@@ -235,7 +235,7 @@ async def _run_repo(
     if args.fast_tier:
         extra["LMS_CODE_VECTORS"] = "false"
     started = time.perf_counter()
-    async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
+    async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, worker):
         # The model loads on the first index: a one-function project first, so the timed index is warm.
         warm = tmp / "warm-up"
         warm.mkdir(exist_ok=True)
@@ -244,6 +244,8 @@ async def _run_repo(
         await _call(client, "delete_project_index", {"project": "warm-up"})
         load_s = time.perf_counter() - started
         stats, complete_s = await _index(client, root, name)
+        # The worker's high-water mark: the model, the cold index and every vector, nothing else yet.
+        peak_rss = _peak_rss_mib(worker.pid)
         index_s = stats["searchable_s"]
         projects = (await _call(client, "list_indexed_projects", {}))["projects"]
         units = next((p["units"] for p in projects if p["project"] == name), 0)
@@ -288,6 +290,7 @@ async def _run_repo(
         "index_s": index_s,  # until searchable: index_codebase answered
         "units_per_s": units / index_s if index_s else None,
         "complete_s": complete_s,  # until every unit had its vector
+        "peak_rss_mib": peak_rss,
         "ndcg10": _mean(q["ndcg10"] for q in per_query),
         # Of each query's targets, the share in the top 10 (then the mean over queries).
         "recall10": _mean(
@@ -341,6 +344,7 @@ def _report(
                 f"{r['index_s']:.2f}" if r["index_s"] < 10 else f"{r['index_s']:.1f}",
                 f"{r['units_per_s']:.0f}",
                 f"{r['complete_s']:.1f}",
+                f"{r['peak_rss_mib']:.0f}" if r.get("peak_rss_mib") else "n/a",
                 _fmt(r["recall10"]),
                 _fmt(r["ndcg10"]),
                 *[_fmt(theirs[p][n]["ndcg10"] if n in theirs[p] else None) for p in PUBLISHED],
@@ -349,6 +353,7 @@ def _report(
     total_units = sum(r["units"] for r in ours.values())
     total_s = sum(r["index_s"] for r in ours.values())
     total_complete_s = sum(r["complete_s"] for r in ours.values())
+    peak_rss = max((r.get("peak_rss_mib") or 0.0 for r in ours.values()), default=0.0)
     ours_summary = _summary(ours)
     published_summary = {p: _summary(theirs[p]) for p in PUBLISHED if len(theirs[p]) == len(names)}
     rows.append(
@@ -359,6 +364,7 @@ def _report(
             f"{total_s:.1f}",
             f"{total_units / total_s:.0f}" if total_s else "—",
             f"{total_complete_s:.1f}",
+            f"max {peak_rss:.0f}" if peak_rss else "n/a",
             _fmt(_mean(r["recall10"] for r in ours.values())),
             _fmt(ours_summary["all"]),
             *[_fmt(published_summary.get(p, {}).get("all")) for p in PUBLISHED],
@@ -373,6 +379,7 @@ def _report(
             "searchable s",
             "units/s",
             "all vectors s",
+            "peak worker RSS MiB",
             "target recall@10",
             label,
             *PUBLISHED,
@@ -418,7 +425,12 @@ def _report(
         "data": str(args.data),
         "repositories": names,
         "summary": {"ours": ours_summary, **published_summary},
-        "index": {"units": total_units, "seconds": total_s, "complete_seconds": total_complete_s},
+        "index": {
+            "units": total_units,
+            "seconds": total_s,
+            "complete_seconds": total_complete_s,
+            "peak_worker_rss_mib": peak_rss,
+        },
         "per_repo": ours,
     }
 
