@@ -185,7 +185,9 @@ def test_after_the_queue_failed_to_answer_hooks_stay_quiet_for_a_while(
         prompt = {"prompt": "the checkout payment test is flaky again"}
         started = time.monotonic()
         assert hook(mcp, "hook_prompt_context", **prompt) == ""
-        assert time.monotonic() - started < 1.0  # the budget, once
+        # The budget (0.8 s) is paid once, not for the worker check and again for the work: under
+        # twice it, whatever else a loaded machine adds to the first call.
+        assert time.monotonic() - started < 1.6
         started = time.monotonic()
         for _ in range(5):
             assert hook(mcp, "hook_prompt_context", **prompt) == ""
