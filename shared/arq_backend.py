@@ -23,6 +23,7 @@ from arq.worker import Function, Retry, Worker, func
 from redis.asyncio import ConnectionPool
 
 from learning_memory.shared import codec
+from learning_memory.shared.cancelling import raise_if_cancelling
 from learning_memory.shared.errors import InternalError, JobTimeoutError, LmsError
 from learning_memory.shared.keys import Keys
 
@@ -164,8 +165,13 @@ class QueueWorker(Worker):
             # Cleared before polling, so a wake-up that lands during the poll is not lost.
             self.wake.clear()
             await self._poll_iteration()
+            raise_if_cancelling()
+            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
+            # that lands as the event is set (the wake listener sets every event as it
+            # subscribes), and a worker told to stop just after it started never stopped.
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self.wake.wait(), self.poll_delay_s)
+                async with asyncio.timeout(self.poll_delay_s):
+                    await self.wake.wait()
 
     def _release_sem_dec_counter_on_complete(self) -> None:
         super()._release_sem_dec_counter_on_complete()

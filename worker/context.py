@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import socket
+import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -79,7 +79,7 @@ class WorkerServices:
         self._embedder: Lazy[Embedder] = Lazy(self._open_embedder)
         self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
         self._collections: set[str] = set()
-        self._warm_up: asyncio.Task[None] | None = None
+        self._warm_up: threading.Thread | None = None
         self._filler: VectorFiller | None = None
         # Per project and repository; shared with other workers once connected to Redis.
         self.locks = Locks()
@@ -152,8 +152,10 @@ class WorkerServices:
         if filler is not None:
             filler.wake()
         # hdbscan (with scikit-learn and scipy) takes over a second to import: paid here, in
-        # the background, rather than by the first get_clusters.
-        self._warm_up = asyncio.create_task(asyncio.to_thread(_import_clustering), name="warm-up-hdbscan")
+        # the background, rather than by the first get_clusters. A daemon thread: a worker told to
+        # stop does not wait for the import (the executor's threads are joined at exit).
+        self._warm_up = threading.Thread(target=_import_clustering, name="warm-up-hdbscan", daemon=True)
+        self._warm_up.start()
 
     async def metadata(self) -> MetadataStore:
         return await self._metadata.get()
@@ -189,8 +191,6 @@ class WorkerServices:
 
     async def close(self) -> None:
         """Release what the services hold; called once at shutdown."""
-        if self._warm_up is not None:
-            self._warm_up.cancel()
         if self._filler is not None:
             await self._filler.close()
         for lazy in (self._vectors, self._metadata):

@@ -16,6 +16,7 @@ from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
 from learning_memory.shared import arq_backend, codec
+from learning_memory.shared.cancelling import raise_if_cancelling
 from learning_memory.shared.jobs import WorkerIdentity
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.log import get_logger
@@ -87,6 +88,7 @@ class Heartbeat:
                 log.warning("worker.heartbeat_failed", error=str(exc))
             except Exception:  # a dead heartbeat would get this worker's jobs reclaimed
                 log.exception("worker.heartbeat_error")
+            raise_if_cancelling()
             await asyncio.sleep(self._interval_s)
 
     async def stop(self) -> None:

@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from learning_memory.shared.cancelling import raise_if_cancelling
 from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
@@ -32,4 +33,5 @@ async def listen_for_wakeups(redis: Redis, channel: str, events: Mapping[str, as
         finally:
             await pubsub.aclose()  # type: ignore[no-untyped-call]
         # Polling goes on meanwhile at the fallback pace; reconnect without spinning.
+        raise_if_cancelling()
         await asyncio.sleep(RETRY_DELAY_S)

@@ -255,7 +255,7 @@ def test_the_worker_never_imports_torch(models: Path, tmp_path: Path) -> None:
             await embedder.embed(["a query"])
             await embedder.embed([f"def f{i}(): return {i}" for i in range(40)])
             embedder.head("some text", 2)
-            await services._warm_up  # hdbscan and friends
+            await asyncio.to_thread(services._warm_up.join)  # hdbscan and friends
             await services.close()
             print(type(getattr(embedder, "inner", embedder)).__name__)
             heavy = {"torch", "transformers", "sentence_transformers"}
