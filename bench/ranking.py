@@ -187,7 +187,7 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
             "rank": _rank(hits, item["answers"]),
             "top": _top(hits),
         }
-        for item, hits in zip(labelled, found, strict=False)
+        for item, hits in zip(labelled, found[: len(labelled)], strict=True)
     ]
     out = {
         kind: {

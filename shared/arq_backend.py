@@ -9,7 +9,6 @@ checked by ``tests/unit/test_arq_contract.py``, so an arq upgrade that changes i
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import time
 from collections.abc import Awaitable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from arq.worker import Function, Retry, Worker, func
 from redis.asyncio import ConnectionPool
 
 from learning_memory.shared import codec
-from learning_memory.shared.cancelling import raise_if_cancelling
+from learning_memory.shared.cancelling import raise_if_cancelling, wait_set
 from learning_memory.shared.errors import InternalError, JobTimeoutError, LmsError
 from learning_memory.shared.keys import Keys
 
@@ -166,12 +165,9 @@ class QueueWorker(Worker):
             self.wake.clear()
             await self._poll_iteration()
             raise_if_cancelling()
-            # asyncio.timeout, not wait_for: on Python 3.11 wait_for can swallow a cancellation
-            # that lands as the event is set (the wake listener sets every event as it
-            # subscribes), and a worker told to stop just after it started never stopped.
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.poll_delay_s):
-                    await self.wake.wait()
+            # The wake listener sets every event as it subscribes: a worker told to stop just
+            # after it started is cancelled right then (see shared.cancelling).
+            await wait_set(self.wake, self.poll_delay_s)
 
     def _release_sem_dec_counter_on_complete(self) -> None:
         super()._release_sem_dec_counter_on_complete()

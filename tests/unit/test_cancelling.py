@@ -7,7 +7,7 @@ import asyncio
 
 import pytest
 
-from learning_memory.shared.cancelling import raise_if_cancelling
+from learning_memory.shared.cancelling import raise_if_cancelling, wait_set
 
 
 async def _swallowing_loop(rounds: list[int]) -> None:
@@ -36,3 +36,18 @@ async def test_a_cancellation_turned_into_an_error_still_stops_the_loop() -> Non
 
 async def test_nothing_happens_when_the_task_was_not_cancelled() -> None:
     raise_if_cancelling()
+
+
+async def test_wait_set_says_whether_the_event_came_and_lets_a_cancellation_through() -> None:
+    event = asyncio.Event()
+    assert await wait_set(event, 0.01) is False
+    event.set()
+    assert await wait_set(event, 5) is True
+    # Cancelled as the event is set: the cancellation still ends the task.
+    event.clear()
+    task = asyncio.create_task(wait_set(event, 5))
+    await asyncio.sleep(0)
+    event.set()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from itertools import groupby
 from typing import TYPE_CHECKING
 
-from learning_memory.shared.cancelling import raise_if_cancelling
+from learning_memory.shared.cancelling import raise_if_cancelling, wait_set
 from learning_memory.shared.contracts.code import COLLECTION
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical
@@ -104,11 +104,7 @@ class VectorFiller:
                 self._failing = True
                 log.warning("code_vectors_fill_failed", error=f"{type(exc).__name__}: {exc}")
                 raise_if_cancelling()
-                # asyncio.timeout: wait_for can swallow a cancellation on Python 3.11 (see
-                # QueueWorker.main), and close() cancels this loop.
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(RETRY_AFTER_S):
-                        await self._wake.wait()
+                await wait_set(self._wake, RETRY_AFTER_S)
                 continue
             if not filled and not self._wake.is_set():
                 self._idle.set()

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from learning_memory.shared.contracts.code import CodeUnit
-from learning_memory.worker.code.units import embedding_text, split_identifier, unit_payload
+from learning_memory.worker.code.units import embedding_text, file_of, split_identifier, unit_payload
 from learning_memory.worker.metadata.store import MetadataStore
 
 # Words too common in questions to say anything about code. The rest is left to BM25's idf.
@@ -400,27 +400,19 @@ async def defining_modules(
     return await metadata.read(run)
 
 
-async def payloads(metadata: MetadataStore, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none)."""
-    return await metadata.read(lambda conn: _payloads_in(conn, point_ids)) if point_ids else {}
-
-
-async def payloads_and_file_sizes(
-    metadata: MetadataStore, point_ids: Sequence[str]
+async def payloads(
+    metadata: MetadataStore, point_ids: Sequence[str], *, with_file_sizes: bool = False
 ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
-    """:func:`payloads`, and :func:`file_sizes` of their files, in one read: both lie on every
+    """The payloads kept with the rows of ``point_ids`` (rows older than payloads have none) and,
+    ``with_file_sizes``, :func:`file_sizes` of their files, in the same read: both lie on every
     search's path."""
 
     def run(conn: sqlite3.Connection) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
         found = _payloads_in(conn, point_ids)
-        return found, _file_sizes_in(conn, files_of(found.values()))
+        sizes = _file_sizes_in(conn, map(file_of, found.values())) if with_file_sizes else {}
+        return found, sizes
 
     return await metadata.read(run) if point_ids else ({}, {})
-
-
-def files_of(payloads: Iterable[dict[str, Any]]) -> list[tuple[str, str]]:
-    """(project, file path) of each payload's unit."""
-    return [(str(p.get("project")), str(p.get("file_path"))) for p in payloads]
 
 
 def _payloads_in(conn: sqlite3.Connection, point_ids: Sequence[str]) -> dict[str, dict[str, Any]]:

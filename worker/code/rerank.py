@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from learning_memory.worker.code.lexical import STOPWORDS
-from learning_memory.worker.code.units import split_identifier
+from learning_memory.worker.code.units import file_of, split_identifier
 
 _QUALIFIED = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:(?:\.|::|/|#)[A-Za-z_][A-Za-z0-9_]*)*$")
 _SEPARATORS = re.compile(r"\.|::|/|#")
@@ -357,7 +357,7 @@ def _centrality(
     scored: list[tuple[str, float, dict[str, Any]]], file_sizes: Mapping[tuple[str, str], int]
 ) -> dict[str, float]:
     """Per candidate, log(units in its file) over log(units in the largest candidate file)."""
-    size = {pid: file_sizes.get((str(p.get("project")), str(p.get("file_path"))), 1) for pid, _, p in scored}
+    size = {pid: file_sizes.get(file_of(p), 1) for pid, _, p in scored}
     top = math.log1p(max(size.values(), default=1))
     return {pid: math.log1p(n) / top for pid, n in size.items()} if top else {}
 

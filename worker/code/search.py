@@ -24,7 +24,7 @@ import numpy as np
 from learning_memory.shared.contracts.code import COLLECTION, CodeHit, SearchCodeRequest
 from learning_memory.worker.code import lexical
 from learning_memory.worker.code.rerank import read_query, rerank, without_project_name
-from learning_memory.worker.code.units import code_hit, collection_spec, query_text
+from learning_memory.worker.code.units import code_hit, collection_spec, file_of, query_text
 from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.vectors.base import (
@@ -93,7 +93,7 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
             keywords.cancel()
     if request.mode == "semantic":
         ranked = sorted(dense.items(), key=lambda item: item[1], reverse=True)[: request.limit]
-        payloads = await _payloads(metadata, store, [pid for pid, _ in ranked])
+        payloads, _ = await _payloads(metadata, store, [pid for pid, _ in ranked])
         return [
             code_hit(pid, payloads[pid], score, similarity=score) for pid, score in ranked if pid in payloads
         ]
@@ -139,10 +139,9 @@ async def search_units(services: WorkerServices, request: SearchCodeRequest) -> 
     # The candidates' payloads, from their rows (a unit the keywords alone found may have no point
     # yet), and for the reordering how many units their files hold; vectors later, for the few
     # answered.
-    if request.mode == "hybrid":
-        payloads, sizes = await _payloads_and_file_sizes(metadata, store, candidates_ids)
-    else:
-        payloads, sizes = await _payloads(metadata, store, candidates_ids), {}
+    payloads, sizes = await _payloads(
+        metadata, store, candidates_ids, with_file_sizes=request.mode == "hybrid"
+    )
     # A lexical row whose point is gone (a crashed delete) is skipped.
     scored = [(pid, fused.get(pid, 0.0) / best) for pid in candidates_ids if pid in payloads]
     if request.mode == "hybrid":
@@ -200,26 +199,19 @@ def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
     return fused
 
 
-async def _payloads_and_file_sizes(
-    metadata: MetadataStore, store: VectorStore, ids: list[str]
+async def _payloads(
+    metadata: MetadataStore, store: VectorStore, ids: list[str], *, with_file_sizes: bool = False
 ) -> tuple[dict[str, dict[str, Any]], dict[tuple[str, str], int]]:
-    payloads, sizes = await lexical.payloads_and_file_sizes(metadata, ids)
+    """The payloads of ``ids`` from their keyword rows (rows written before payloads were kept
+    there: from the points) and, ``with_file_sizes``, the units of each of their files."""
+    payloads, sizes = await lexical.payloads(metadata, ids, with_file_sizes=with_file_sizes)
     older = [pid for pid in ids if pid not in payloads]
     if older and await store.collection_exists(COLLECTION):
         from_points = {record.id: record.payload for record in await _records(store, older, False)}
         payloads |= from_points
-        sizes |= await lexical.file_sizes(metadata, lexical.files_of(from_points.values()))
+        if with_file_sizes:
+            sizes |= await lexical.file_sizes(metadata, map(file_of, from_points.values()))
     return payloads, sizes
-
-
-async def _payloads(metadata: MetadataStore, store: VectorStore, ids: list[str]) -> dict[str, dict[str, Any]]:
-    """The payloads of ``ids`` from their keyword rows; rows written before payloads were kept
-    there, from the points."""
-    payloads = await lexical.payloads(metadata, ids)
-    older = [pid for pid in ids if pid not in payloads]
-    if older and await store.collection_exists(COLLECTION):
-        payloads |= {record.id: record.payload for record in await _records(store, older, False)}
-    return payloads
 
 
 async def _records(store: VectorStore, ids: list[str], with_vectors: bool) -> list[Record]:

@@ -17,6 +17,11 @@ INDEXES: dict[str, PayloadIndexType] = {
 }
 
 
+def file_of(payload: dict[str, Any]) -> tuple[str, str]:
+    """(project, file path) of a unit's payload: how units are counted per file."""
+    return str(payload.get("project")), str(payload.get("file_path"))
+
+
 def collection_spec(dimension: int) -> CollectionSpec:
     """The code units' collection. Half precision: search_code scans every vector of the projects
     searched, and 16-bit floats halve the bytes read; rankings are the same to the benchmarks."""
