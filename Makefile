@@ -62,9 +62,11 @@ redis:
 run: install redis
 	$(BIN)/learning-memory demo
 
+# ruff, then the import contracts of pyproject.toml (server -> shared <- worker).
 lint: install
 	$(BIN)/ruff check server worker shared tests bench learning_memory
 	$(BIN)/ruff format --check server worker shared tests bench learning_memory
+	$(BIN)/lint-imports
 
 typecheck: install
 	$(BIN)/mypy -p learning_memory

@@ -29,7 +29,7 @@ from typing import IO, Any
 from bench.claude_debug_log import HookTiming, hook_timings, label_unnamed
 from bench.processes import REPO_ROOT
 from bench.scripted_model import Request, Script, ScriptedModel
-from learning_memory.server.cli.claude import PLUGIN_ID, ClaudeCode, find_claude, install
+from learning_memory.cli.claude import PLUGIN_ID, ClaudeCode, find_claude, install
 
 CLAUDE_CODE_VERSION = "2.1.330"
 SERVER = "plugin:learning-memory:learning-memory"

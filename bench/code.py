@@ -82,7 +82,7 @@ def _copy(packages: tuple[str, ...], target: Path) -> int:
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
-    from learning_memory.server.cli.client import result_payload
+    from learning_memory.cli.client import result_payload
 
     result = await client.call_tool(tool, arguments, read_timeout_seconds=7200)
     if result.is_error:

@@ -31,7 +31,7 @@ from mcp.client.stdio import StdioServerParameters
 from bench import context_report as report
 from bench.common import BenchError, progress
 from bench.processes import REPO_ROOT, serving, stop_worker
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from learning_memory.shared.context_lines import estimate_tokens
 from learning_memory.shared.settings import Settings
 

@@ -9,7 +9,7 @@ from typing import Any
 from bench.common import latency_summary_ms, print_table
 
 TOP = 3
-# What the prompt hook injects at most (server/tools/hooks.py), for the grid's simulated answers.
+# What the prompt hook injects at most (server/hooks/tools.py), for the grid's simulated answers.
 PROMPT_MAX_ITEMS = 4
 TARGETS = {
     "recall_at_3": 0.8,

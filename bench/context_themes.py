@@ -1,7 +1,7 @@
 """The second labelled set of ``bench context``: a bar (or a ranking change) chosen on the first
 set must hold on another history too.
 
-The history is the bundled sample experiences (server/cli/samples.py, eight themes); a related
+The history is the bundled sample experiences (learning_memory/cli/samples.py, eight themes); a related
 prompt of ``data/context_themes.json`` names the theme whose experiences should surface, any of
 them; an unrelated prompt should get nothing. Its own worker and data folder, so the two
 histories never mix.
@@ -18,7 +18,7 @@ from typing import Any
 from bench.common import print_table, progress
 from bench.context import _ITEM_ID, _call, hook_text, injected_context
 from bench.processes import serving
-from learning_memory.server.cli.samples import THEMES, demo_entries
+from learning_memory.cli.samples import THEMES, demo_entries
 
 THEMES_PATH = Path(__file__).resolve().parent / "data" / "context_themes.json"
 TOP = 3

@@ -19,7 +19,7 @@ from mcp import Client
 
 from bench.common import BenchError, progress, report_tool_targets, wait_until
 from bench.processes import WorkerProcess, serving, start_worker, stop_worker
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from learning_memory.shared.contracts.experiences import AXES, DOMAINS, ROOT_CAUSE_CATEGORIES, STRATEGIES
 
 # p95 targets of the issue, and the seed's own in brackets. start_ghap's was set when it only

@@ -42,7 +42,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
-    from learning_memory.server.cli.client import result_payload
+    from learning_memory.cli.client import result_payload
 
     result = await client.call_tool(tool, arguments, read_timeout_seconds=7200)
     if result.is_error:

@@ -23,8 +23,8 @@ import numpy as np
 
 from bench.common import BenchError, print_table, progress, report_tool_targets
 from bench.processes import serving
-from learning_memory.server.cli.client import result_payload
-from learning_memory.server.cli.samples import SampleEntry, generated_entries
+from learning_memory.cli.client import result_payload
+from learning_memory.cli.samples import SampleEntry, generated_entries
 from learning_memory.server.transport.arq import ArqTransport
 from learning_memory.shared.contracts.experiences import (
     PERSIST_EXPERIENCE,

@@ -21,7 +21,7 @@ from mcp.client.stdio import StdioServerParameters
 
 from bench.common import BenchError, latency_summary_ms, progress, report_tool_targets
 from bench.processes import REPO_ROOT
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 
 # p95 targets of the issue, and the seed's own in brackets (it promises < 10 ms on average).
 TARGETS_P95_MS = {

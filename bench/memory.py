@@ -20,7 +20,7 @@ from mcp import Client
 
 from bench.common import BenchError, progress, report_tool_targets
 from bench.processes import serving
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 
 # p95 targets of the issue, and the seed's own in brackets.
 TARGETS_P95_MS = {

@@ -80,7 +80,7 @@ async def _search_all(
     of ``roots`` again from its folder when given."""
     from learning_memory.shared.log import configure_logging
     from learning_memory.worker.code.search import search_units
-    from learning_memory.worker.context import WorkerServices
+    from learning_memory.worker.services import WorkerServices
 
     configure_logging("WARNING")
     settings = Settings(
@@ -106,12 +106,12 @@ async def _search_all(
 
 async def _reindex(services: Any, root: Path, project: str) -> None:
     from learning_memory.shared.contracts.code import DeleteProjectRequest, IndexCodebaseRequest
-    from learning_memory.worker.context import JobContext
     from learning_memory.worker.jobs.code import delete_project_index, index_codebase
+    from learning_memory.worker.services import JobRun
 
-    ctx = JobContext(services, job_id="bench-ranking", job_try=1)
-    await delete_project_index(ctx, DeleteProjectRequest(project=project))
-    await index_codebase(ctx, IndexCodebaseRequest(directory=str(root), project=project))
+    job_run = JobRun(services, job_id="bench-ranking", job_try=1)
+    await delete_project_index(job_run, DeleteProjectRequest(project=project))
+    await index_codebase(job_run, IndexCodebaseRequest(directory=str(root), project=project))
     filler = services.vector_filler()
     if filler is not None:
         await filler.wait_idle(timeout_s=3600)

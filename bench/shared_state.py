@@ -27,8 +27,8 @@ from bench.common import latency_summary_ms, print_table, progress
 from learning_memory.shared.contracts.code import IndexCodebaseRequest, SearchCodeRequest
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.settings import load_settings
-from learning_memory.worker.context import JobContext, WorkerServices
 from learning_memory.worker.jobs.code import index_codebase, search_code
+from learning_memory.worker.services import JobRun, WorkerServices
 
 PROJECT = "corpus"
 
@@ -38,7 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.asynccontextmanager
-async def _worker(root: Path, shared: bool, redis: Redis, namespace: str) -> AsyncIterator[JobContext]:
+async def _worker(root: Path, shared: bool, redis: Redis, namespace: str) -> AsyncIterator[JobRun]:
     settings = load_settings(
         queue="inline",
         data_dir=root / "data",
@@ -51,7 +51,7 @@ async def _worker(root: Path, shared: bool, redis: Redis, namespace: str) -> Asy
     services = WorkerServices(settings)
     services.connect(redis, Keys(namespace))
     try:
-        yield JobContext(services=services, job_id="bench", job_try=1)
+        yield JobRun(services=services, job_id="bench", job_try=1)
     finally:
         await services.close()
 
@@ -62,8 +62,8 @@ async def _timed(call: Any) -> tuple[Any, float]:
     return result, time.perf_counter() - started
 
 
-async def _search(ctx: JobContext, query: str) -> float:
-    _, seconds = await _timed(search_code(ctx, SearchCodeRequest(query=query, project=PROJECT, limit=10)))
+async def _search(job_run: JobRun, query: str) -> float:
+    _, seconds = await _timed(search_code(job_run, SearchCodeRequest(query=query, project=PROJECT, limit=10)))
     return seconds
 
 

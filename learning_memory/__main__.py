@@ -1,5 +1,5 @@
 import sys
 
-from learning_memory.server.cli.main import main
+from learning_memory.cli.main import main
 
 sys.exit(main())

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from learning_memory.server.services import AppContext, make_lifespan
+from learning_memory.server.services import AppServices, make_lifespan
 from learning_memory.server.tool_errors import ToolErrorMiddleware
 from learning_memory.server.tools import register_all
 from learning_memory.shared import __version__
+from learning_memory.shared.jobs import ExecutorFactory
 from learning_memory.shared.settings import Settings
 
 # Copied into the system prompt of every Claude Code session: the one text about this server
@@ -33,12 +34,16 @@ Long jobs answer a job_id: follow it with get_job_status. Errors come back as \
 {"error": {"type", "message"}}. The hook_* tools are for the plugin's hooks."""
 
 
-def build_server(settings: Settings | None = None) -> MCPServer[AppContext]:
-    server: MCPServer[AppContext] = MCPServer(
+def build_server(
+    settings: Settings | None = None, *, executor: ExecutorFactory | None = None
+) -> MCPServer[AppServices]:
+    """The MCP server; ``executor`` runs jobs in this process in inline mode (see
+    ``learning_memory.composition``, which passes the worker's)."""
+    server: MCPServer[AppServices] = MCPServer(
         "learning-memory",
         version=__version__,
         instructions=INSTRUCTIONS,
-        lifespan=make_lifespan(settings),
+        lifespan=make_lifespan(settings, executor),
         middleware=[ToolErrorMiddleware()],
     )
     register_all(server)

@@ -18,7 +18,7 @@ from learning_memory.shared.errors import UnavailableError
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppContext
+    from learning_memory.server.services import AppServices
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -30,7 +30,7 @@ class NoWorker(Exception):
 
 
 async def within_budget(
-    app: AppContext, name: str, work: Callable[[], Awaitable[T]], default: T, *, needs_worker: bool = True
+    app: AppServices, name: str, work: Callable[[], Awaitable[T]], default: T, *, needs_worker: bool = True
 ) -> T:
     budget = app.settings.hook_budget_s
     if needs_worker and time.monotonic() < app.queue_quiet_until:

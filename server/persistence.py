@@ -26,7 +26,7 @@ from learning_memory.shared.errors import InternalError, LmsError, ValidationErr
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppContext
+    from learning_memory.server.services import AppServices
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)
@@ -109,7 +109,7 @@ async def drain_outbox(journal: Journal, jobs: Transport) -> int:
     return stored
 
 
-async def keep_draining(app: AppContext, interval_s: float) -> None:
+async def keep_draining(app: AppServices, interval_s: float) -> None:
     """The server's background task: drain now, then every ``interval_s`` (a journal that does
     not exist yet has nothing waiting, and is not created for it)."""
     while True:

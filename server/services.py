@@ -17,7 +17,7 @@ from learning_memory.server.journal.journal import Journal
 from learning_memory.server.loops.store import LoopStore
 from learning_memory.server.persistence import keep_draining
 from learning_memory.server.transport import Transport, create_transport
-from learning_memory.shared.jobs import JobProgress, JobSpec
+from learning_memory.shared.jobs import ExecutorFactory, JobProgress, JobSpec
 from learning_memory.shared.loop_settings import load_loop_settings
 from learning_memory.shared.settings import Settings, get_settings
 
@@ -25,7 +25,7 @@ Resp = TypeVar("Resp", bound=BaseModel)
 
 
 @dataclass
-class AppContext:
+class AppServices:
     settings: Settings
     jobs: Transport
     # One per server process: an active GHAP entry from another session is an orphan.
@@ -55,15 +55,16 @@ class AppContext:
 
 
 def make_lifespan(
-    settings: Settings | None = None,
-) -> Callable[[MCPServer[AppContext]], AbstractAsyncContextManager[AppContext]]:
-    """The lifespan builds the services once; ``settings`` default to the environment's."""
+    settings: Settings | None = None, executor: ExecutorFactory | None = None
+) -> Callable[[MCPServer[AppServices]], AbstractAsyncContextManager[AppServices]]:
+    """The lifespan builds the services once; ``settings`` default to the environment's, and
+    ``executor`` runs jobs in this process in inline mode."""
 
     @asynccontextmanager
-    async def lifespan(_: MCPServer[AppContext]) -> AsyncIterator[AppContext]:
+    async def lifespan(_: MCPServer[AppServices]) -> AsyncIterator[AppServices]:
         resolved = settings or get_settings()
-        jobs = await create_transport(resolved)
-        app = AppContext(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
+        jobs = await create_transport(resolved, executor)
+        app = AppServices(settings=resolved, jobs=jobs, session_id=uuid.uuid4().hex)
         background = [
             asyncio.create_task(keep_draining(app, resolved.outbox_drain_interval_s), name="outbox-drain")
         ]
@@ -83,12 +84,12 @@ def make_lifespan(
     return lifespan
 
 
-def app_context(ctx: Context[AppContext, Any]) -> AppContext:
+def app_services(ctx: Context[AppServices, Any]) -> AppServices:
     return ctx.request_context.lifespan_context
 
 
 async def await_job(
-    ctx: Context[AppContext, Any],
+    ctx: Context[AppServices, Any],
     spec: JobSpec[Any, Resp],
     request: BaseModel,
     *,
@@ -96,7 +97,7 @@ async def await_job(
 ) -> Resp:
     """Run a job for a tool, relaying its progress to the client while it runs. With a
     ``dedupe_key``, a job already queued or running under that key is joined, not repeated."""
-    app = app_context(ctx)
+    app = app_services(ctx)
 
     async def relay(progress: JobProgress) -> None:
         await ctx.report_progress(progress.current, progress.total, progress.message)

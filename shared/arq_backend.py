@@ -3,7 +3,7 @@ the worker hooks.
 
 No other module imports arq's internals or spells its key prefixes. What is relied on here that
 arq does not document (the poll iteration, the slot release, the job and result formats) is
-checked by ``tests/unit/test_arq_contract.py``, so an arq upgrade that changes it fails there.
+checked by ``tests/integration/test_arq_contract.py``, so an arq upgrade that changes it fails there.
 """
 
 from __future__ import annotations

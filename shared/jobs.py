@@ -2,18 +2,24 @@
 
 The contracts themselves live in ``shared.contracts``, one module per capability. The
 server runs ``SPEC`` with a ``SPEC.request`` and gets ``SPEC.response`` back, in any
-queue mode; the worker registers one implementation per spec.
+queue mode; the worker registers one implementation per spec. In inline mode the server runs
+them through a :class:`JobExecutor`, which the composition root (``learning_memory.composition``)
+takes from the worker: the server never imports the worker.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
 from learning_memory.shared.keys import Queue
+
+if TYPE_CHECKING:
+    from learning_memory.shared.settings import Settings
 
 # A try that crashed is run again after this many seconds times the tries so far (in both
 # queue modes), up to the spec's ``max_tries``.
@@ -67,3 +73,35 @@ class JobStatus(Contract):
     enqueued_at: datetime | None = None
     started_at: datetime | None = None
     finished_at: datetime | None = None
+
+
+# --- running jobs in this process ------------------------------------------------
+
+
+class ProgressReporter(Protocol):
+    async def __call__(
+        self, current: float, total: float | None = None, message: str | None = None
+    ) -> None: ...
+
+
+async def no_progress(current: float, total: float | None = None, message: str | None = None) -> None:
+    """For callers that do not watch progress."""
+
+
+class JobExecutor(Protocol):
+    """Runs one try of a job in this process and answers its result envelope (``{"ok": ...}`` or
+    ``{"error": ...}``); a crash propagates, for the caller to retry. The worker provides it; the
+    server's inline mode uses it."""
+
+    async def execute(
+        self, spec: JobSpec[Any, Any], payload: Any, *, job_id: str, job_try: int, report: ProgressReporter
+    ) -> dict[str, Any]: ...
+
+    def identity(self) -> WorkerIdentity: ...
+
+    async def close(self) -> None: ...
+
+
+# What the inline transport is given: it makes the executor on the first job, so a server that
+# never runs one in-process never loads the worker's libraries.
+ExecutorFactory = Callable[["Settings"], JobExecutor]

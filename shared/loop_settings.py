@@ -1,5 +1,8 @@
-"""Refinement-loop limits, read once from ``FSDD_LOOP_*`` variables (the names refinement-loop users
-already set).
+"""Refinement-loop limits, read once from ``FSDD_LOOP_*`` variables.
+
+Not ``LMS_*``: the refinement-loop tools keep the behaviour and the variable names of the
+spec-driven workflow's loop server they stand in for (its plan, spec, build_plan and build_code
+loops), so a set-up that already tunes its loops carries over unchanged.
 
 Like the ``LMS_*`` settings, a value out of range stops start-up with a message naming the
 variable: :func:`load_loop_settings` turns pydantic's error into a :class:`ConfigError`.

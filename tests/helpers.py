@@ -21,20 +21,20 @@ from learning_memory.shared.jobs import JobSpec
 
 if TYPE_CHECKING:
     from learning_memory.server.transport import Transport
-    from learning_memory.worker.context import JobContext
+    from learning_memory.worker.services import JobRun
 
 T = TypeVar("T")
 
 
 @asynccontextmanager
-async def job_context(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobContext]:
+async def job_context(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobRun]:
     """A job context on inline services whose data lives under ``root``, closed after."""
-    from learning_memory.worker.context import JobContext, WorkerServices
+    from learning_memory.worker.services import JobRun, WorkerServices
     from tests.mcp_thread import inline_settings
 
     services = WorkerServices(inline_settings(root, embedding_model))
     try:
-        yield JobContext(services=services, job_id="test-job", job_try=1)
+        yield JobRun(services=services, job_id="test-job", job_try=1)
     finally:
         await services.close()
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import UTC, datetime, timedelta
 
-from learning_memory.server.cli.samples import SampleEntry
+from learning_memory.cli.samples import SampleEntry
 from learning_memory.shared.contracts.experiences import GhapEntry
 
 T0 = datetime(2025, 5, 1, 9, 0, tzinfo=UTC)

@@ -65,7 +65,7 @@ async def _wait(ready: asyncio.Future[Client]) -> Client:
 
 def ok(client: ThreadedClient, tool: str, **arguments: Any) -> Any:
     """Call a tool that must succeed; its JSON result."""
-    from learning_memory.server.cli.client import result_payload
+    from learning_memory.cli.client import result_payload
 
     result = client.call(tool, arguments)
     assert not result.is_error, result.content
@@ -98,7 +98,7 @@ def inline_client(
     root: Path, embedding_model: str = "hashing:384", **overrides: Any
 ) -> Iterator[ThreadedClient]:
     """A client to an inline server built from :func:`inline_settings`."""
-    from learning_memory.server.app import build_server
+    from learning_memory.composition import build_server
 
     with threaded_client(build_server(inline_settings(root, embedding_model, **overrides))) as client:
         yield client

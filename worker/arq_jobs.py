@@ -13,29 +13,29 @@ from learning_memory.shared.contracts import ALL_SPECS
 from learning_memory.shared.jobs import RETRY_DEFER_S, JobSpec
 from learning_memory.shared.keys import Queue
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.progress import RedisProgress
 from learning_memory.worker.registry import execute, implementations
+from learning_memory.worker.services import JobRun
 
 log = get_logger(__name__)
 
 
 def arq_function(spec: JobSpec[Any, Any]) -> Function:
-    async def run(ctx: dict[str, Any], payload: Any) -> dict[str, Any]:
-        job_ctx = JobContext(
+    async def arq_job(ctx: dict[str, Any], payload: Any) -> dict[str, Any]:
+        job_run = JobRun(
             services=ctx["services"],
             job_id=ctx["job_id"],
             job_try=ctx["job_try"],
             report=RedisProgress(ctx["redis"], ctx["keys"], ctx["job_id"]),
         )
         try:
-            return await execute(spec, payload, job_ctx)
+            return await execute(spec, payload, job_run)
         except Exception as exc:
-            log.exception("job.try_failed", job=spec.name, job_id=job_ctx.job_id, job_try=job_ctx.job_try)
+            log.exception("job.try_failed", job=spec.name, job_id=job_run.job_id, job_try=job_run.job_try)
             # arq runs it again, and records the failure once the tries are spent.
-            raise Retry(defer=RETRY_DEFER_S * job_ctx.job_try) from exc
+            raise Retry(defer=RETRY_DEFER_S * job_run.job_try) from exc
 
-    return func(run, name=spec.name, timeout=spec.timeout_s, max_tries=spec.max_tries)
+    return func(arq_job, name=spec.name, timeout=spec.timeout_s, max_tries=spec.max_tries)
 
 
 def arq_functions(queue: Queue | None = None) -> list[Function]:

@@ -17,9 +17,9 @@ from learning_memory.shared.keys import Keys, Queue
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
 from learning_memory.worker.arq_jobs import arq_functions
-from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.idle_exit import IdleExit
+from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.wake import listen_for_wakeups
 
 log = get_logger(__name__)

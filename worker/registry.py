@@ -15,9 +15,9 @@ import pydantic
 from learning_memory.shared.contracts import SPECS_BY_NAME
 from learning_memory.shared.errors import LmsError, ValidationError
 from learning_memory.shared.jobs import JobSpec
-from learning_memory.worker.context import JobContext
+from learning_memory.worker.services import JobRun
 
-Impl = Callable[[JobContext, Any], Awaitable[pydantic.BaseModel]]
+Impl = Callable[[JobRun, Any], Awaitable[pydantic.BaseModel]]
 F = TypeVar("F", bound=Impl)
 
 _IMPLEMENTATIONS: dict[str, Impl] = {}
@@ -44,7 +44,7 @@ def implementations() -> dict[str, Impl]:
     return dict(_IMPLEMENTATIONS)
 
 
-async def execute(spec: JobSpec[Any, Any], payload: Any, ctx: JobContext) -> dict[str, Any]:
+async def execute(spec: JobSpec[Any, Any], payload: Any, run: JobRun) -> dict[str, Any]:
     impl = implementations()[spec.name]
     try:
         request = spec.request.model_validate(payload)
@@ -52,7 +52,7 @@ async def execute(spec: JobSpec[Any, Any], payload: Any, ctx: JobContext) -> dic
         details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'request'}: {e['msg']}" for e in exc.errors())
         return ValidationError(f"invalid {spec.name} request: {details}").to_payload()
     try:
-        response = await impl(ctx, request)
+        response = await impl(run, request)
     except LmsError as exc:
         return exc.to_payload()
     return {"ok": response.model_dump(mode="json")}

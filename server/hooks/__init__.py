@@ -1,2 +1,3 @@
-"""What the Claude Code plugin's hooks run: the SessionStart brief (a command, so standard library
-only) and the pure pieces the hook tools use (recognising test and build runs)."""
+"""Everything the Claude Code plugin's hooks reach: the SessionStart brief (a command, so standard
+library only), the hook_* tools the other hooks call, and the pure pieces they use (recognising
+test and build runs and reading their outcome)."""

@@ -20,7 +20,7 @@ from learning_memory.shared.errors import LmsError
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppContext
+    from learning_memory.server.services import AppServices
 
 log = get_logger(__name__)
 FIELDS = ("id", "text", "axis", "cluster_id", "cluster_size", "created_at")
@@ -38,7 +38,7 @@ def write_values_cache(data_dir: Path, values: list[ValueRecord]) -> None:
         log.warning("values_cache.write_failed", path=str(path), error=str(exc))
 
 
-async def refresh_values_cache(app: AppContext) -> None:
+async def refresh_values_cache(app: AppServices) -> None:
     """Ask the worker for the strongest values and keep them for the brief; on failure the old
     file stays (a stale brief beats none)."""
     try:

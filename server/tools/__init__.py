@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
-from learning_memory.server.services import AppContext
+from learning_memory.server.hooks import tools as hook_tools
+from learning_memory.server.services import AppServices
 from learning_memory.server.tools import (
     code,
     context,
     ghap,
     git,
-    hooks,
     learning,
     loops,
     memory,
@@ -19,7 +19,7 @@ from learning_memory.server.tools import (
 )
 
 
-def register_all(server: MCPServer[AppContext]) -> None:
+def register_all(server: MCPServer[AppServices]) -> None:
     system.register(server)
     memory.register(server)
     ghap.register(server)
@@ -29,4 +29,4 @@ def register_all(server: MCPServer[AppContext]) -> None:
     learning.register(server)
     loops.register(server)
     context.register(server)
-    hooks.register(server)
+    hook_tools.register(server)

@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import clamp, utf8_safe
 from learning_memory.shared.contracts.code import (
@@ -70,13 +70,13 @@ def _pending_note(pending: int) -> dict[str, Any]:
     }
 
 
-async def _search(ctx: Context[AppContext, Any], request: SearchCodeRequest) -> dict[str, Any]:
+async def _search(ctx: Context[AppServices, Any], request: SearchCodeRequest) -> dict[str, Any]:
     found = await await_job(ctx, SEARCH_CODE, request)
     results = [hit.model_dump(mode="json") for hit in found.results]
     return {"results": results, "count": len(results), **_pending_note(found.vectors_pending)}
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="index_codebase",
@@ -88,7 +88,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def index_codebase(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         directory: Annotated[
             str, Field(description="The directory (absolute, or relative to the repository).")
         ],
@@ -96,7 +96,7 @@ def register(server: MCPServer[AppContext]) -> None:
         recursive: bool = True,
     ) -> dict[str, Any]:
         name = _project(project)
-        path = _directory(directory, app_context(ctx).settings.repo_path)
+        path = _directory(directory, app_services(ctx).settings.repo_path)
         request = IndexCodebaseRequest(directory=str(path), project=name, recursive=recursive)
         stats = await await_job(ctx, INDEX_CODEBASE, request, dedupe_key=f"index:{name}")
         return {**stats.model_dump(mode="json"), **_pending_note(stats.vectors_pending)}
@@ -111,7 +111,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def search_code(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         query: Annotated[str, Field(description="What the code does, in plain words or identifiers.")],
         project: str | None = None,
         language: Language | None = None,
@@ -134,7 +134,7 @@ def register(server: MCPServer[AppContext]) -> None:
         description=f"Code similar to a snippet (up to {MAX_SNIPPET_CHARS:,} characters), best match first.",
     )
     async def find_similar_code(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         snippet: str,
         project: str | None = None,
         limit: Annotated[int, Field(description=f"1 to {MAX_RESULTS} (default 10).")] = 10,
@@ -154,12 +154,12 @@ def register(server: MCPServer[AppContext]) -> None:
         name="list_indexed_projects",
         description="The indexed projects, with their unit counts and how many still wait for vectors.",
     )
-    async def list_indexed_projects(ctx: Context[AppContext, Any]) -> dict[str, Any]:
+    async def list_indexed_projects(ctx: Context[AppServices, Any]) -> dict[str, Any]:
         found = await await_job(ctx, LIST_PROJECTS, ListProjectsRequest())
         projects = [project.model_dump(mode="json") for project in found.projects]
         return {"projects": projects, "count": len(projects)}
 
     @tool(server, name="delete_project_index", description="Remove a project's code index (the files stay).")
-    async def delete_project_index(ctx: Context[AppContext, Any], project: str) -> dict[str, Any]:
+    async def delete_project_index(ctx: Context[AppServices, Any], project: str) -> dict[str, Any]:
         done = await await_job(ctx, DELETE_PROJECT, DeleteProjectRequest(project=_project(project)))
         return done.model_dump(mode="json")

@@ -10,7 +10,7 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from learning_memory.server.fail_open import within_budget
-from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import utf8_safe
 from learning_memory.shared.contracts.context import (
@@ -41,7 +41,7 @@ def render(response: AssembleContextResponse, header: str) -> str:
 
 
 async def assemble(
-    app: AppContext, query: str, *, budget_tokens: int, min_score: float, max_items: int, timeout_s: float
+    app: AppServices, query: str, *, budget_tokens: int, min_score: float, max_items: int, timeout_s: float
 ) -> AssembleContextResponse:
     request = AssembleContextRequest(
         query=query, budget_tokens=budget_tokens, min_score=min_score, max_items=max_items
@@ -50,7 +50,7 @@ async def assemble(
 
 
 async def premortem(
-    app: AppContext, goal: str, hypothesis: str | None, domain: Domain | None, limit: int, timeout_s: float
+    app: AppServices, goal: str, hypothesis: str | None, domain: Domain | None, limit: int, timeout_s: float
 ) -> list[dict[str, Any]]:
     request = PremortemRequest(
         goal=goal,
@@ -63,7 +63,7 @@ async def premortem(
     return [warning.model_dump(mode="json") for warning in found.warnings]
 
 
-async def premortem_or_nothing(app: AppContext, goal: str, hypothesis: str) -> list[dict[str, Any]]:
+async def premortem_or_nothing(app: AppServices, goal: str, hypothesis: str) -> list[dict[str, Any]]:
     """start_ghap's warnings: starting to track a hypothesis never waits on, or fails for, the worker.
     Any domain: a lesson learned while debugging warns a refactoring as well."""
 
@@ -73,7 +73,7 @@ async def premortem_or_nothing(app: AppContext, goal: str, hypothesis: str) -> l
     return await within_budget(app, "premortem", work, [])
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="assemble_context",
@@ -84,7 +84,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def assemble_context(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         query: Annotated[str, Field(description="The task or question, in plain words.")],
         budget_tokens: Annotated[
             int, Field(description=f"At most this many tokens, 50 to {MAX_BUDGET}.")
@@ -118,7 +118,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def get_premortem_warnings(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         goal: Annotated[str, Field(description="What you are about to try to achieve.")],
         hypothesis: Annotated[str | None, Field(description="What you believe, if you know yet.")] = None,
         domain: Domain | None = None,
@@ -130,7 +130,7 @@ def register(server: MCPServer[AppContext]) -> None:
         if not goal:
             raise ValidationError("goal must not be empty")
         hypothesis = utf8_safe(hypothesis).strip()[:MAX_CONTENT_CHARS] if hypothesis else None
-        app = app_context(ctx)
+        app = app_services(ctx)
         warnings = await premortem(app, goal, hypothesis or None, domain, limit, app.settings.tool_wait_s)
         return {"warnings": warnings, "count": len(warnings)}
 
@@ -143,7 +143,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def expand_context(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         ids: Annotated[list[str], Field(description=f"1 to {MAX_EXPAND_IDS} ids, e.g. exp:<uuid>.")],
     ) -> dict[str, Any]:
         if not 1 <= len(ids) <= MAX_EXPAND_IDS:

@@ -18,7 +18,7 @@ from pydantic import BaseModel, Field
 
 from learning_memory.server.background import spawn
 from learning_memory.server.persistence import RESOLVE_BUDGET_S, finish_later, persist
-from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.context import premortem_or_nothing
 from learning_memory.server.tools.inputs import utf8_safe
@@ -113,7 +113,7 @@ class LessonInput(BaseModel):
     takeaway: Annotated[str | None, Field(description="The lesson in one line, if any.")] = None
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="start_ghap",
@@ -125,7 +125,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def start_ghap(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         domain: Domain,
         strategy: Strategy,
         goal: Annotated[str, Field(description="What meaningful change are you trying to make?")],
@@ -135,7 +135,7 @@ def register(server: MCPServer[AppContext]) -> None:
             str, Field(description="If your hypothesis is correct, what will you observe?")
         ],
     ) -> dict[str, Any]:
-        app = app_context(ctx)
+        app = app_services(ctx)
         fields = {
             "goal": _required("goal", goal),
             "hypothesis": _required("hypothesis", hypothesis),
@@ -172,7 +172,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def update_ghap(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         hypothesis: str | None = None,
         action: str | None = None,
         prediction: str | None = None,
@@ -186,7 +186,7 @@ def register(server: MCPServer[AppContext]) -> None:
         checked_note = _text("note", note, MAX_GHAP_FIELD_CHARS, required=False)
         if all(value is None for value in changes.values()) and strategy is None and checked_note is None:
             raise ValidationError("Nothing to update: give hypothesis, action, prediction, strategy or note.")
-        journal = app_context(ctx).journal
+        journal = app_services(ctx).journal
         entry = await asyncio.to_thread(journal.update, strategy=strategy, note=checked_note, **changes)
         return {"success": True, "iteration_count": entry.iteration_count}
 
@@ -201,7 +201,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def resolve_ghap(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         status: OutcomeStatus,
         result: Annotated[str, Field(description="What actually happened?")],
         surprise: Annotated[
@@ -227,7 +227,7 @@ def register(server: MCPServer[AppContext]) -> None:
             )
         if status == "falsified" and (checked_surprise is None or cause is None):
             raise ValidationError("A falsified hypothesis needs both surprise and root_cause.")
-        app = app_context(ctx)
+        app = app_services(ctx)
         entry = await asyncio.to_thread(
             app.journal.resolve,
             status=status,
@@ -263,8 +263,8 @@ def register(server: MCPServer[AppContext]) -> None:
         return {**answer, "stored": True}
 
     @tool(server, name="get_active_ghap", description="The active GHAP entry, if any (has_active tells).")
-    async def get_active_ghap(ctx: Context[AppContext, Any]) -> dict[str, Any]:
-        entry = await asyncio.to_thread(app_context(ctx).journal.active)
+    async def get_active_ghap(ctx: Context[AppServices, Any]) -> dict[str, Any]:
+        entry = await asyncio.to_thread(app_services(ctx).journal.active)
         if entry is None:
             empty = dict.fromkeys(
                 ("id", "domain", "strategy", "goal", "hypothesis", "action", "prediction", "iteration_count")
@@ -278,7 +278,7 @@ def register(server: MCPServer[AppContext]) -> None:
         description="Recent GHAP entries of this project, newest first: the active one and resolved ones.",
     )
     async def list_ghap_entries(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         limit: Annotated[int, Field(description=f"1 to {MAX_LIST} (default 20).")] = 20,
         domain: Domain | None = None,
         outcome: OutcomeStatus | None = None,
@@ -287,7 +287,7 @@ def register(server: MCPServer[AppContext]) -> None:
         if not 1 <= limit <= MAX_LIST:
             raise ValidationError(f"limit must be between 1 and {MAX_LIST} (got {limit})")
         moment = _since(since)
-        journal = app_context(ctx).journal
+        journal = app_services(ctx).journal
         entries = await asyncio.to_thread(
             journal.entries, limit=limit, domain=domain, outcome=outcome, since=moment
         )

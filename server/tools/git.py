@@ -14,7 +14,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import clamp, utf8_safe
 from learning_memory.shared.contracts.git import (
@@ -38,8 +38,8 @@ MAX_DAYS = 365
 MAX_HOTSPOTS = 50
 
 
-def _repo_path(ctx: Context[AppContext, Any]) -> str:
-    return str(app_context(ctx).settings.repo_path.expanduser().absolute())
+def _repo_path(ctx: Context[AppServices, Any]) -> str:
+    return str(app_services(ctx).settings.repo_path.expanduser().absolute())
 
 
 def _since(value: str | None) -> datetime | None:
@@ -68,7 +68,7 @@ def _listed(results: list[Any]) -> dict[str, Any]:
     return {"results": rows, "count": len(rows)}
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="index_commits",
@@ -79,7 +79,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def index_commits(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         since: Annotated[
             str | None, Field(description="Only commits from this ISO 8601 date on (default: all).")
         ] = None,
@@ -98,7 +98,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def search_commits(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         query: Annotated[str, Field(description="What the change did, in plain words.")],
         author: Annotated[str | None, Field(description="Only this author (name or email).")] = None,
         since: Annotated[
@@ -126,7 +126,7 @@ def register(server: MCPServer[AppContext]) -> None:
         description="The commits that changed a file, newest first, following renames, with line counts.",
     )
     async def get_file_history(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         path: Annotated[str, Field(description="The file, relative to the repository's root.")],
         limit: Annotated[int, Field(description=f"1 to {MAX_HISTORY} (default 100).")] = 100,
     ) -> dict[str, Any]:
@@ -147,7 +147,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def get_churn_hotspots(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         days: Annotated[int, Field(description=f"The window, 1 to {MAX_DAYS} days (default 90).")] = 90,
         limit: Annotated[int, Field(description=f"1 to {MAX_HOTSPOTS} (default 10).")] = 10,
     ) -> dict[str, Any]:
@@ -168,7 +168,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def get_code_authors(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         path: Annotated[str, Field(description="The file, relative to the repository's root.")],
     ) -> dict[str, Any]:
         request = CodeAuthorsRequest(repo_path=_repo_path(ctx), path=_path(path))

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from learning_memory.server.background import spawn
 from learning_memory.server.hooks.values_cache import refresh_values_cache
-from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import utf8_safe
 from learning_memory.shared.contracts.experiences import AXES, Axis
@@ -67,7 +67,7 @@ def _value(record: ValueRecord) -> dict[str, Any]:
     )
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="get_clusters",
@@ -78,7 +78,7 @@ def register(server: MCPServer[AppContext]) -> None:
             "axis is added."
         ),
     )
-    async def get_clusters(ctx: Context[AppContext, Any], axis: Axis) -> dict[str, Any]:
+    async def get_clusters(ctx: Context[AppServices, Any], axis: Axis) -> dict[str, Any]:
         found = await await_job(ctx, GET_CLUSTERS, GetClustersRequest(axis=axis))
         return found.model_dump(mode="json")
 
@@ -91,7 +91,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def get_cluster_members(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         cluster_id: Annotated[str, Field(description=CLUSTER_ID_HELP)],
         limit: Annotated[int, Field(description=f"1 to {MAX_LIMIT} (default 50).")] = 50,
     ) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def validate_value(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         text: Annotated[str, Field(description="The proposed value statement.")],
         cluster_id: Annotated[str, Field(description=CLUSTER_ID_HELP)],
     ) -> dict[str, Any]:
@@ -133,7 +133,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def store_value(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         text: Annotated[str, Field(description="The value statement.")],
         cluster_id: Annotated[str, Field(description=CLUSTER_ID_HELP)],
         axis: Annotated[Axis, Field(description=f"The cluster's axis: one of {', '.join(AXES)}.")],
@@ -148,7 +148,7 @@ def register(server: MCPServer[AppContext]) -> None:
             id=str(uuid.uuid4()), text=checked, axis=axis, label=label, created_at=datetime.now(UTC)
         )
         stored = await await_job(ctx, STORE_VALUE, request)
-        spawn(refresh_values_cache(app_context(ctx)), name="values-cache")
+        spawn(refresh_values_cache(app_services(ctx)), name="values-cache")
         return _value(stored)
 
     @tool(
@@ -159,7 +159,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def list_values(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         axis: Axis | None = None,
         limit: Annotated[int, Field(description=f"1 to {MAX_LIMIT} (default 20).")] = 20,
     ) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from pydantic import Field
 
 from learning_memory.server.loops.rules import Loop, check_score, reason
 from learning_memory.server.loops.store import Busy
-from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.tool_errors import tool
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.loop_settings import LOOP_TYPES, LoopType
@@ -72,7 +72,7 @@ def _status(loop: Loop) -> dict[str, Any]:
     }
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="initialize_refinement_loop",
@@ -82,13 +82,13 @@ def register(server: MCPServer[AppContext]) -> None:
             "(FSDD_LOOP_* settings). Then send each draft's quality score to decide_loop_next_action."
         ),
     )
-    async def initialize_refinement_loop(ctx: Context[AppContext, Any], loop_type: str) -> dict[str, Any]:
+    async def initialize_refinement_loop(ctx: Context[AppServices, Any], loop_type: str) -> dict[str, Any]:
         # A plain str, checked here: the refusal then lists the options in our own words.
         wanted = loop_type.strip().lower()
         if wanted not in LOOP_TYPES:
             raise ValidationError(f"loop_type must be one of {', '.join(LOOP_TYPES)} (got {loop_type!r})")
         kind: LoopType = wanted  # type: ignore[assignment]
-        loop = await _run(app_context(ctx).loops.create, kind)
+        loop = await _run(app_services(ctx).loops.create, kind)
         return _decision(loop)
 
     @tool(
@@ -102,12 +102,12 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def decide_loop_next_action(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         loop_id: LoopId,
         current_score: Annotated[int, Field(description="The quality score of the latest work, 0 to 100.")],
     ) -> dict[str, Any]:
         check_score(current_score)  # before touching the state: a bad score changes nothing
-        loop = await _run(app_context(ctx).loops.decide, loop_id, current_score)
+        loop = await _run(app_services(ctx).loops.decide, loop_id, current_score)
         return _decision(loop)
 
     @tool(
@@ -118,14 +118,14 @@ def register(server: MCPServer[AppContext]) -> None:
             "creation time, with the reason for its status."
         ),
     )
-    async def get_loop_status(ctx: Context[AppContext, Any], loop_id: LoopId) -> dict[str, Any]:
-        return _status(await _run(app_context(ctx).loops.get, loop_id))
+    async def get_loop_status(ctx: Context[AppServices, Any], loop_id: LoopId) -> dict[str, Any]:
+        return _status(await _run(app_services(ctx).loops.get, loop_id))
 
     @tool(
         server,
         name="list_active_loops",
         description="The refinement loops kept (the 10 most recent, finished ones included), newest first.",
     )
-    async def list_active_loops(ctx: Context[AppContext, Any]) -> dict[str, Any]:
-        loops = [_summary(loop) for loop in await _run(app_context(ctx).loops.newest_first)]
+    async def list_active_loops(ctx: Context[AppServices, Any]) -> dict[str, Any]:
+        loops = [_summary(loop) for loop in await _run(app_services(ctx).loops.newest_first)]
         return {"loops": loops, "count": len(loops)}

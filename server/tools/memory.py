@@ -15,7 +15,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from learning_memory.server.services import AppContext, await_job
+from learning_memory.server.services import AppServices, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import clamp, utf8_safe
 from learning_memory.shared.contracts.memory import (
@@ -64,7 +64,7 @@ def _tags(tags: list[str] | None, tool: str) -> list[str]:
     return cleaned[:MAX_TAGS]
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="store_memory",
@@ -74,7 +74,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def store_memory(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         content: Annotated[str, Field(description=f"The memory (up to {MAX_CONTENT_CHARS:,} characters).")],
         category: Annotated[Category, Field(description=_CATEGORY_HELP)],
         importance: Annotated[float, Field(description="0.0 to 1.0 (default 0.5).")] = 0.5,
@@ -100,7 +100,7 @@ def register(server: MCPServer[AppContext]) -> None:
         description="Find memories by meaning, best match first, with a similarity score from 0 to 1.",
     )
     async def retrieve_memories(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         limit: Annotated[int, Field(description="Most results to return, 1 to 100 (default 10).")] = 10,
         category: OptionalCategory = None,
@@ -124,7 +124,7 @@ def register(server: MCPServer[AppContext]) -> None:
         description="List memories newest first, by category and tags (any of them) if given, page by page.",
     )
     async def list_memories(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         category: OptionalCategory = None,
         tags: Annotated[list[str] | None, Field(description="Only memories with any of these tags.")] = None,
         limit: Annotated[int, Field(description="Page size, 1 to 200 (default 50).")] = 50,
@@ -142,7 +142,7 @@ def register(server: MCPServer[AppContext]) -> None:
 
     @tool(server, name="delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
     async def delete_memory(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         id: Annotated[str, Field(description="The memory's id, as store_memory returned it.")],
     ) -> dict[str, Any]:
         try:

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from learning_memory.server.services import AppContext, await_job
+from learning_memory.server.services import AppServices, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.inputs import utf8_safe
 from learning_memory.shared.contracts.experiences import (
@@ -23,7 +23,7 @@ from learning_memory.shared.errors import ValidationError
 MAX_RESULTS = 50
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="search_experiences",
@@ -34,7 +34,7 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def search_experiences(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         query: Annotated[str, Field(description="What to look for, in plain words.")],
         axis: Axis = "full",
         domain: Domain | None = None,

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
-from learning_memory.server.services import AppContext, app_context, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.tool_errors import tool
 from learning_memory.shared import __version__
 from learning_memory.shared.contracts.diagnostics import PING, PingRequest
@@ -22,7 +22,7 @@ JobId = Annotated[
 ]
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="ping",
@@ -32,12 +32,12 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def ping(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         delay_ms: Annotated[
             int, Field(ge=0, le=60_000, description="Hold the job this long on the worker (diagnostics).")
         ] = 0,
     ) -> dict[str, Any]:
-        app = app_context(ctx)
+        app = app_services(ctx)
         started = time.perf_counter()
         answer = await await_job(ctx, PING, PingRequest(delay_ms=delay_ms))
         return {
@@ -58,8 +58,8 @@ def register(server: MCPServer[AppContext]) -> None:
             "Use it with the job_id a long-running tool returned instead of its result."
         ),
     )
-    async def get_job_status(ctx: Context[AppContext, Any], job_id: JobId) -> dict[str, Any]:
-        status = await app_context(ctx).jobs.status(job_id)
+    async def get_job_status(ctx: Context[AppServices, Any], job_id: JobId) -> dict[str, Any]:
+        status = await app_services(ctx).jobs.status(job_id)
         if status.state == "not_found":
             raise NotFoundError(
                 f"No job {job_id!r}: it never existed, or its result has expired (kept one hour)."

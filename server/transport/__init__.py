@@ -9,6 +9,8 @@ from learning_memory.server.transport.arq import ArqTransport, connect
 from learning_memory.server.transport.base import JobStillRunning, Transport
 from learning_memory.server.transport.inline import InlineTransport
 from learning_memory.server.transport.session import keep_session
+from learning_memory.shared.errors import UnavailableError
+from learning_memory.shared.jobs import ExecutorFactory
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
@@ -30,13 +32,20 @@ async def _redis_answers(settings: Settings) -> bool:
         await redis.aclose(close_connection_pool=True)
 
 
-async def create_transport(settings: Settings) -> Transport:
+async def create_transport(settings: Settings, executor: ExecutorFactory | None) -> Transport:
+    """The transport for the configured mode; inline mode runs jobs through ``executor``, which
+    the composition root takes from the worker (None: a server that cannot run jobs itself)."""
     mode = settings.queue
     if mode == "auto":
         mode = "arq" if await _redis_answers(settings) else "inline"
         log.info("queue.mode_chosen", mode=mode, redis_url=settings.redis_url)
     if mode == "inline":
-        return InlineTransport(settings)
+        if executor is None:
+            raise UnavailableError(
+                "inline mode runs jobs in this process, but this server was built without the "
+                "worker's executor: build it with learning_memory.composition.build_server"
+            )
+        return InlineTransport(settings, executor)
 
     redis = connect(settings)
 

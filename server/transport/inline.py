@@ -1,9 +1,9 @@
 """Jobs run inside the server process: zero set-up for a single user.
 
-The very same job functions the worker runs, called in-process, under the same time limit
-and the same number of tries as the worker gives them. The worker's modules (and, through
-them, heavy libraries) are imported on first use, never at start-up; job implementations
-keep CPU-bound work off the event loop themselves.
+The very same job functions the worker runs, called in-process through the executor the
+composition root hands in, under the same time limit and the same number of tries as the worker
+gives them. The executor is made on the first job, so the worker's libraries are never loaded at
+start-up; job implementations keep CPU-bound work off the event loop themselves.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import uuid
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -25,12 +25,16 @@ from learning_memory.server.transport.base import (
     decode_envelope,
 )
 from learning_memory.shared.errors import InternalError, JobTimeoutError
-from learning_memory.shared.jobs import RETRY_DEFER_S, JobProgress, JobSpec, JobStatus
+from learning_memory.shared.jobs import (
+    RETRY_DEFER_S,
+    ExecutorFactory,
+    JobExecutor,
+    JobProgress,
+    JobSpec,
+    JobStatus,
+)
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
-
-if TYPE_CHECKING:
-    from learning_memory.worker.context import WorkerServices
 
 log = get_logger(__name__)
 # Finished jobs are kept for get_job_status; oldest forgotten first.
@@ -51,18 +55,17 @@ class InlineJob:
 class InlineTransport:
     mode: Mode = "inline"
 
-    def __init__(self, settings: Settings) -> None:
+    def __init__(self, settings: Settings, executor: ExecutorFactory) -> None:
         self._settings = settings
+        self._make_executor = executor
         self._jobs: OrderedDict[str, InlineJob] = OrderedDict()
         self._current: dict[str, str] = {}  # dedupe key -> the job last submitted under it
-        self._services: WorkerServices | None = None
+        self._executor: JobExecutor | None = None
 
-    def _get_services(self) -> WorkerServices:
-        if self._services is None:
-            from learning_memory.worker.context import WorkerServices
-
-            self._services = WorkerServices(self._settings)
-        return self._services
+    def _get_executor(self) -> JobExecutor:
+        if self._executor is None:
+            self._executor = self._make_executor(self._settings)
+        return self._executor
 
     async def run(
         self,
@@ -100,8 +103,6 @@ class InlineTransport:
     async def _tries(self, job: InlineJob, job_id: str, payload: Any) -> dict[str, Any]:
         """Run the job as the worker would: each try within the spec's time limit; a try that
         crashes is run again, up to the spec's tries; domain errors are results, not crashes."""
-        from learning_memory.worker.context import JobContext
-        from learning_memory.worker.registry import execute
 
         async def report(current: float, total: float | None = None, message: str | None = None) -> None:
             job.progress = JobProgress(current=current, total=total, message=message)
@@ -111,11 +112,11 @@ class InlineTransport:
         spec = job.spec
         while True:
             job.tries += 1
-            context = JobContext(
-                services=self._get_services(), job_id=job_id, job_try=job.tries, report=report
+            attempt = self._get_executor().execute(
+                spec, payload, job_id=job_id, job_try=job.tries, report=report
             )
             try:
-                return await asyncio.wait_for(execute(spec, payload, context), spec.timeout_s)
+                return await asyncio.wait_for(attempt, spec.timeout_s)
             except TimeoutError:
                 return JobTimeoutError(f"job {spec.name} ran past its time limit").to_payload()
             except Exception:
@@ -180,11 +181,11 @@ class InlineTransport:
         return JobStatus(state="failed", error=envelope["error"], **base)
 
     async def worker_info(self) -> list[dict[str, Any]]:
-        return [self._get_services().identity.model_dump(mode="json")]
+        return [self._get_executor().identity().model_dump(mode="json")]
 
     async def close(self) -> None:
         for job in self._jobs.values():
             if job.task is not None and not job.task.done():
                 job.task.cancel()
-        if self._services is not None:
-            await self._services.close()
+        if self._executor is not None:
+            await self._executor.close()

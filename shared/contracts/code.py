@@ -1,4 +1,4 @@
-"""Code indexing and search (seed 004, "Code Tools").
+"""Code indexing and search.
 
 Units (functions, classes, methods and their nearest equivalents) are parsed with tree-sitter,
 embedded with what a reader needs (qualified name, signature, docstring, body), and stored in

@@ -1,4 +1,4 @@
-"""GHAP entries and experiences (seed 001): the journal's records, and the persist and search jobs.
+"""GHAP entries and experiences: the journal's records, and the persist and search jobs.
 
 A GHAP entry (goal, hypothesis, action, prediction) lives in the server's journal while it is
 active; resolving it makes an *experience*, embedded on four axes and stored for search.
@@ -58,7 +58,7 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 ROOT_CAUSE_CATEGORIES: tuple[str, ...] = get_args(RootCauseCategory)
 OUTCOME_STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
 AXES: tuple[str, ...] = get_args(Axis)
-# Clustering weights of the tiers (DESIGN §6).
+# Clustering weights of the tiers: a member's pull on its cluster's centroid.
 TIER_WEIGHTS: dict[str, float] = {"gold": 1.0, "silver": 0.8, "bronze": 0.5, "abandoned": 0.2}
 MAX_GHAP_FIELD_CHARS = 1_000  # goal, hypothesis, action, prediction, note
 MAX_RESOLUTION_FIELD_CHARS = 2_000  # result, surprise, root cause, lesson
@@ -148,7 +148,7 @@ class GhapEntry(Contract):
 
 
 def confidence_tier(status: str, lesson: Lesson | None, orphaned: bool) -> ConfidenceTier:
-    """DESIGN §6: abandoned; bronze if resolved after being orphaned; gold with a lesson; else silver."""
+    """Abandoned; bronze if resolved after being orphaned; gold with a lesson; else silver."""
     if status == "abandoned":
         return "abandoned"
     if orphaned:

@@ -1,4 +1,4 @@
-"""Learning (seed 001, DESIGN §6): clusters of experiences per axis, and validated values.
+"""Learning: clusters of experiences per axis, and validated values.
 
 A cluster id names a cluster of one clustering: ``cluster_{axis}_{label}``. Labels are
 numbered by size (0 is the largest) in the clustering the worker holds for the axis, which
@@ -19,7 +19,7 @@ from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.jobs import Contract, JobSpec
 from learning_memory.shared.keys import Queue
 
-MIN_EXPERIENCES = 20  # per axis, for get_clusters (DESIGN §6)
+MIN_EXPERIENCES = 20  # per axis, for get_clusters: fewer make no meaningful clusters
 MAX_VALUE_CHARS = 500
 VALUES_COLLECTION = "values"
 _CLUSTER_ID = re.compile(rf"^(?:cluster_)?({'|'.join(AXES)})_(0|[1-9][0-9]{{0,8}})$")

@@ -1,4 +1,4 @@
-"""Memories: semantic store, retrieve, list and delete of facts and preferences (seed 004).
+"""Memories: semantic store, retrieve, list and delete of facts and preferences.
 
 The server validates and normalises input (clamps, truncation); these contracts carry
 what is already valid. The memory id and creation time are chosen by the server, so a

@@ -16,7 +16,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared._httpx_utils import create_mcp_http_client
 
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.helpers import stop_process
 
 pytestmark = pytest.mark.slow

@@ -17,7 +17,7 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import log_events, start_worker, stop_process, wait_for

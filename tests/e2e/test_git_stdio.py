@@ -15,7 +15,7 @@ from mcp import Client
 from redis.asyncio import Redis
 
 from bench.git_history import generate
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.git_repo import RETRY_MESSAGE, build_repo

@@ -78,7 +78,13 @@ def test_the_wheel_holds_one_namespaced_package(wheel: Path) -> None:
     assert tops == {"learning_memory"}
     assert "learning_memory/.claude-plugin/marketplace.json" in names
     assert "learning_memory/plugin/hooks/hooks.json" in names
-    for module in ("server/app.py", "worker/main.py", "shared/settings.py", "server/cli/demo_project.py"):
+    for module in (
+        "server/app.py",
+        "worker/main.py",
+        "shared/settings.py",
+        "cli/demo_project.py",
+        "composition.py",
+    ):
         assert f"learning_memory/{module}" in names
 
 

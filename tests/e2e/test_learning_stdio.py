@@ -10,8 +10,8 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from learning_memory.server.cli.client import result_payload
-from learning_memory.server.cli.samples import demo_entries
+from learning_memory.cli.client import result_payload
+from learning_memory.cli.samples import demo_entries
 from tests.e2e.conftest import stdio_client
 from tests.helpers import wait_for
 

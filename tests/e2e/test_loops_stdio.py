@@ -12,7 +12,7 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.e2e.conftest import stdio_client
 
 pytestmark = pytest.mark.slow

@@ -11,7 +11,7 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.conftest import wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import wait_for

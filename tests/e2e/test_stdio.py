@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from redis.asyncio import Redis
 
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
 from tests.conftest import wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import kill_pid
@@ -28,7 +28,7 @@ def _error(result: Any) -> dict[str, str]:
 
 def test_server_imports_nothing_heavy() -> None:
     code = (
-        "import sys, learning_memory.server.app, learning_memory.server.cli.main, "
+        "import sys, learning_memory.server.app, learning_memory.cli.main, "
         "learning_memory.server.http; "
         f"print(sorted(m for m in {HEAVY!r} if m in sys.modules))"
     )

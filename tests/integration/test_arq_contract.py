@@ -27,7 +27,7 @@ from learning_memory.shared.keys import Keys
 from learning_memory.shared.settings import Settings
 from learning_memory.worker import registry
 from learning_memory.worker.arq_jobs import arq_function
-from learning_memory.worker.context import JobContext
+from learning_memory.worker.services import JobRun
 
 
 def test_the_hooks_we_override_exist_with_the_arguments_we_pass() -> None:
@@ -131,8 +131,8 @@ async def test_arq_runs_a_crashing_job_max_tries_times_then_reports_it(
 ) -> None:
     tries: list[int] = []
 
-    async def crash(ctx: JobContext, request: object) -> NoopResponse:
-        tries.append(ctx.job_try)
+    async def crash(run: JobRun, request: object) -> NoopResponse:
+        tries.append(run.job_try)
         raise RuntimeError("boom")
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, crash)
@@ -149,7 +149,7 @@ async def test_arq_runs_a_crashing_job_max_tries_times_then_reports_it(
 async def test_arq_enforces_the_specs_time_limit(
     queue_worker: QueueWorker, transport_with_grace: ArqTransport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def stuck(ctx: JobContext, request: object) -> NoopResponse:
+    async def stuck(run: JobRun, request: object) -> NoopResponse:
         await asyncio.Event().wait()
         raise AssertionError("never set")
 

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from learning_memory.server.cli.samples import demo_entries
+from learning_memory.cli.samples import demo_entries
 from learning_memory.server.transport.arq import ArqTransport
 from learning_memory.shared.contracts.experiences import PERSIST_EXPERIENCE, PersistExperienceRequest
 from learning_memory.shared.contracts.learning import (

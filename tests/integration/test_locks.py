@@ -11,9 +11,9 @@ import pytest
 from redis.asyncio import Redis
 
 from learning_memory.shared.keys import Keys
-from learning_memory.worker.context import new_identity
 from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.locks import Locks
+from learning_memory.worker.services import new_identity
 from tests.conftest import REDIS_URL
 from tests.helpers import wait_for
 
@@ -85,7 +85,7 @@ HOLD_FOREVER = """
 import asyncio, sys
 from redis.asyncio import Redis
 from learning_memory.shared.keys import Keys
-from learning_memory.worker.context import new_identity
+from learning_memory.worker.services import new_identity
 from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.locks import Locks
 

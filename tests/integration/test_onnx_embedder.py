@@ -246,7 +246,7 @@ def test_the_worker_never_imports_torch(models: Path, tmp_path: Path) -> None:
         import asyncio, sys
         import learning_memory.worker.main  # what `learning-memory worker` imports
         from learning_memory.shared.settings import get_settings
-        from learning_memory.worker.context import WorkerServices
+        from learning_memory.worker.services import WorkerServices
 
         async def main():
             services = WorkerServices(get_settings())

@@ -21,7 +21,6 @@ from learning_memory.shared.contracts.code import (
 from learning_memory.shared.contracts.git import IndexCommitsRequest
 from learning_memory.shared.keys import Keys
 from learning_memory.worker.code import indexer as indexer_module
-from learning_memory.worker.context import JobContext, WorkerServices
 from learning_memory.worker.jobs.code import (
     delete_project_index,
     index_codebase,
@@ -29,6 +28,7 @@ from learning_memory.worker.jobs.code import (
     search_code,
 )
 from learning_memory.worker.jobs.git import index_commits
+from learning_memory.worker.services import JobRun, WorkerServices
 from tests.conftest import REDIS_URL
 from tests.git_repo import commit, git, write
 from tests.mcp_thread import inline_settings
@@ -46,12 +46,12 @@ CONFIG = '''def parse_config(path):
 
 
 @contextlib.asynccontextmanager
-async def _worker(root: Path, namespace: str, redis: Redis) -> AsyncIterator[JobContext]:
+async def _worker(root: Path, namespace: str, redis: Redis) -> AsyncIterator[JobRun]:
     settings = inline_settings(root, "hashing:64", shared_state="redis", code_vectors=False)
     services = WorkerServices(settings)
     services.connect(redis, Keys(namespace))
     try:
-        yield JobContext(services=services, job_id="test-job", job_try=1)
+        yield JobRun(services=services, job_id="test-job", job_try=1)
     finally:
         await services.close()
 
@@ -64,8 +64,8 @@ def _project(tmp_path: Path) -> Path:
     return project
 
 
-async def _paths(ctx: JobContext, query: str, project: str = "shop") -> list[str]:
-    answer = await search_code(ctx, SearchCodeRequest(query=query, project=project, limit=5))
+async def _paths(run: JobRun, query: str, project: str = "shop") -> list[str]:
+    answer = await search_code(run, SearchCodeRequest(query=query, project=project, limit=5))
     return [hit.file_path for hit in answer.results]
 
 

@@ -12,11 +12,11 @@ from redis.asyncio import Redis
 
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.settings import load_settings
-from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.embedding.cache import CachingEmbedder, cache_key
 from learning_memory.worker.embedding.cache_store import EmbeddingStore, RedisVectors
 from learning_memory.worker.embedding.hashing import HashingEmbedder
 from learning_memory.worker.metadata import MetadataStore
+from learning_memory.worker.services import WorkerServices
 from tests.conftest import REDIS_URL
 from tests.unit.test_embedding_cache import Spy, cached_rows, expected
 

@@ -65,7 +65,7 @@ async def test_a_session_keeps_the_worker_it_started_and_its_end_lets_it_go(
     session_settings = settings.model_copy(
         update={"autostart_worker": True, "worker_idle_exit_s": float(IDLE_S), "log_level": "DEBUG"}
     )
-    client = await create_transport(session_settings)
+    client = await create_transport(session_settings, None)
     closed = False
     try:
         pid = await wait_for_worker(redis, settings.namespace)  # the session started one

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from learning_memory.server.cli import claude as claude_cli
-from learning_memory.server.cli.main import main
+from learning_memory.cli import claude as claude_cli
+from learning_memory.cli.main import main
 
 FAKE_CLAUDE = """#!{python}
 import json, os, sys
@@ -183,7 +183,7 @@ def test_running_command_prefers_the_entry_point(tmp_path: Path) -> None:
     entry.chmod(0o755)
     assert claude_cli.running_command(str(entry)) == entry
     # Started as `python -m learning_memory`: the entry point next to this interpreter (the venv's).
-    beside = claude_cli.running_command("/somewhere/server/cli/__main__.py")
+    beside = claude_cli.running_command("/somewhere/learning_memory/cli/__main__.py")
     assert beside == Path(sys.executable).parent / "learning-memory"
 
 

@@ -4,7 +4,7 @@ The hashing embedder has no sense of meaning, so what the dense side finds here 
 tests check what each mode promises, not semantic quality (bench/code_quality.py measures that
 with the real model on labelled questions).
 """
-# The indexer tests' fixtures (ctx, spy) are imported, and so shadowed by the parameters using them.
+# The indexer tests' fixtures (run, spy) are imported, and so shadowed by the parameters using them.
 # ruff: noqa: F811
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.worker.code import lexical
 from learning_memory.worker.code.search import LEXICAL_WEIGHT, RRF_K, search_units
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.jobs.code import (
     delete_project_index,
     index_codebase,
@@ -28,7 +27,8 @@ from learning_memory.worker.jobs.code import (
     search_code,
 )
 from learning_memory.worker.metadata.store import MetadataStore
-from tests.unit.test_code_indexer import FILES, UNITS, ctx, index, make_tree, spy  # noqa: F401
+from learning_memory.worker.services import JobRun
+from tests.unit.test_code_indexer import FILES, UNITS, index, make_tree, run, spy  # noqa: F401
 
 
 def test_query_terms_drop_stopwords_and_spell_identifiers() -> None:
@@ -45,8 +45,8 @@ def test_only_mixed_case_identifiers_are_spelled_out() -> None:
     assert lexical.spelled_identifiers("x = HTTPServerError(parse_url) + plain") == "http server error"
 
 
-async def lexical_rows(ctx: JobContext, project: str = "proj") -> list[tuple[str, str]]:
-    metadata: MetadataStore = await ctx.services.metadata()
+async def lexical_rows(run: JobRun, project: str = "proj") -> list[tuple[str, str]]:
+    metadata: MetadataStore = await run.services.metadata()
     rows = await metadata.fetchall(
         "SELECT file_path, point_id FROM code_lexical WHERE project = ? ORDER BY file_path", (project,)
     )
@@ -54,43 +54,43 @@ async def lexical_rows(ctx: JobContext, project: str = "proj") -> list[tuple[str
 
 
 async def test_keyword_rows_follow_every_change_to_the_index(
-    ctx: JobContext, spy: object, tmp_path: Path
+    run: JobRun, spy: object, tmp_path: Path
 ) -> None:
     root = make_tree(tmp_path / "src", FILES)
-    await index(ctx, root)
-    assert len(await lexical_rows(ctx)) == UNITS
+    await index(run, root)
+    assert len(await lexical_rows(run)) == UNITS
     (root / "util/math.py").unlink()
     (root / "config/parsing.py").write_text("def only_one():\n    return 1\n")
-    await index(ctx, root)
-    files = [path for path, _ in await lexical_rows(ctx)]
+    await index(run, root)
+    files = [path for path, _ in await lexical_rows(run)]
     assert files.count("util/math.py") == 0 and files.count("config/parsing.py") == 1
     assert len(files) == UNITS - 3 + 1
-    await delete_project_index(ctx, DeleteProjectRequest(project="proj"))
-    assert await lexical_rows(ctx) == []
+    await delete_project_index(run, DeleteProjectRequest(project="proj"))
+    assert await lexical_rows(run) == []
 
 
 async def test_lexical_mode_finds_exact_words_without_the_model(
-    ctx: JobContext, spy: object, tmp_path: Path
+    run: JobRun, spy: object, tmp_path: Path
 ) -> None:
-    await index(ctx, make_tree(tmp_path / "src", FILES))
+    await index(run, make_tree(tmp_path / "src", FILES))
     request = SearchCodeRequest(query="what honours Retry-After on a 429?", project="proj", mode="lexical")
-    hits = await search_units(ctx.services, request)
+    hits = await search_units(run.services, request)
     assert hits[0].qualified_name == "calculate_retry_delay"
     assert hits[0].score == 1.0 and hits[0].similarity is None
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     wrong_language = SearchCodeRequest(query="retry", project="proj", language="go", mode="lexical")
-    assert await search_units(ctx.services, wrong_language) == []
+    assert await search_units(run.services, wrong_language) == []
 
 
-async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path: Path) -> None:
-    await index(ctx, make_tree(tmp_path / "src", FILES))
+async def test_hybrid_fuses_both_rankings(run: JobRun, spy: object, tmp_path: Path) -> None:
+    await index(run, make_tree(tmp_path / "src", FILES))
     query = "merge_settings override"
-    semantic = await search_units(ctx.services, SearchCodeRequest(query=query, mode="semantic", limit=50))
-    words = await search_units(ctx.services, SearchCodeRequest(query=query, mode="lexical", limit=50))
-    hybrid = await search_units(ctx.services, SearchCodeRequest(query=query, limit=50))
+    semantic = await search_units(run.services, SearchCodeRequest(query=query, mode="semantic", limit=50))
+    words = await search_units(run.services, SearchCodeRequest(query=query, mode="lexical", limit=50))
+    hybrid = await search_units(run.services, SearchCodeRequest(query=query, limit=50))
     # "fused" is the same fusion without search_code's reordering (worker.code.rerank, which
     # moves scores: hits of a file already answered cost some relevance).
-    fusion = await search_units(ctx.services, SearchCodeRequest(query=query, mode="fused", limit=50))
+    fusion = await search_units(run.services, SearchCodeRequest(query=query, mode="fused", limit=50))
     assert {hit.id for hit in hybrid} == {hit.id for hit in semantic} | {hit.id for hit in words}
     assert {hit.id for hit in fusion} == {hit.id for hit in hybrid}
     rank = {
@@ -109,45 +109,45 @@ async def test_hybrid_fuses_both_rankings(ctx: JobContext, spy: object, tmp_path
 
 
 async def test_a_unit_is_found_by_its_keywords_before_its_vector_is_written(
-    ctx: JobContext, spy: object, tmp_path: Path
+    run: JobRun, spy: object, tmp_path: Path
 ) -> None:
-    filler = ctx.services.vector_filler()
+    filler = run.services.vector_filler()
     assert filler is not None
     # Held until the keywords have answered: on a fast embedder the filler could finish first.
     with filler.paused():
         done = await index_codebase(
-            ctx, IndexCodebaseRequest(directory=str(make_tree(tmp_path / "src", FILES)), project="proj")
+            run, IndexCodebaseRequest(directory=str(make_tree(tmp_path / "src", FILES)), project="proj")
         )
         assert done.units_indexed == UNITS and done.vectors_pending == UNITS
-        found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+        found = await search_code(run, SearchCodeRequest(query="add numbers", project="proj"))
         assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is None
         assert found.vectors_pending == UNITS
     await filler.wait_idle(timeout_s=30)
-    found = await search_code(ctx, SearchCodeRequest(query="add numbers", project="proj"))
+    found = await search_code(run, SearchCodeRequest(query="add numbers", project="proj"))
     assert found.results[0].qualified_name == "add_numbers" and found.results[0].similarity is not None
     assert found.vectors_pending == 0
-    [project] = (await list_indexed_projects(ctx, ListProjectsRequest())).projects
+    [project] = (await list_indexed_projects(run, ListProjectsRequest())).projects
     assert (project.units, project.vectors_pending) == (UNITS, 0)
 
 
 async def test_a_row_from_before_payloads_answers_with_its_point_or_not_at_all(
-    ctx: JobContext, spy: object, tmp_path: Path
+    run: JobRun, spy: object, tmp_path: Path
 ) -> None:
-    await index(ctx, make_tree(tmp_path / "src", FILES))
-    [(_, point)] = [row for row in await lexical_rows(ctx) if row[0] == "util/math.py"]
-    metadata = await ctx.services.metadata()
+    await index(run, make_tree(tmp_path / "src", FILES))
+    [(_, point)] = [row for row in await lexical_rows(run) if row[0] == "util/math.py"]
+    metadata = await run.services.metadata()
     await metadata.execute("UPDATE code_lexical SET payload = NULL")  # as migration 7 left them
-    hits = await search_units(ctx.services, SearchCodeRequest(query="add numbers", limit=50, mode="lexical"))
+    hits = await search_units(run.services, SearchCodeRequest(query="add numbers", limit=50, mode="lexical"))
     assert hits[0].id == point and hits[0].qualified_name == "add_numbers"
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     await store.delete(COLLECTION, [point])  # as if a crash fell between the two deletes
-    hits = await search_units(ctx.services, SearchCodeRequest(query="add numbers", limit=50))
+    hits = await search_units(run.services, SearchCodeRequest(query="add numbers", limit=50))
     assert point not in {hit.id for hit in hits}
 
 
-async def test_no_collection_no_results(ctx: JobContext) -> None:
-    assert await search_units(ctx.services, SearchCodeRequest(query="anything")) == []
-    done = await delete_project_index(ctx, DeleteProjectRequest(project="nothing"))
+async def test_no_collection_no_results(run: JobRun) -> None:
+    assert await search_units(run.services, SearchCodeRequest(query="anything")) == []
+    done = await delete_project_index(run, DeleteProjectRequest(project="nothing"))
     assert done.units_deleted == 0
 
 

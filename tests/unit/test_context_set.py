@@ -97,7 +97,7 @@ def test_prompts_do_not_copy_the_stored_text(labelled: dict[str, Any]) -> None:
 
 
 def test_the_second_set_names_only_bundled_themes() -> None:
-    from learning_memory.server.cli.samples import THEMES
+    from learning_memory.cli.samples import THEMES
 
     second = json.loads((SET_PATH.parent / "context_themes.json").read_text())
     prompts = second["prompts"]

@@ -26,16 +26,16 @@ from learning_memory.shared.contracts.experiences import (
     point_id,
 )
 from learning_memory.shared.errors import ValidationError
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience, search_experiences
 from learning_memory.worker.registry import execute
+from learning_memory.worker.services import JobRun
 from tests.helpers import job_context
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[JobContext]:
+async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
     async with job_context(tmp_path, "hashing:384") as context:
         yield context
 
@@ -91,19 +91,19 @@ FULL = make_entry(
 )
 
 
-async def persist(ctx: JobContext, entry: GhapEntry) -> list[str]:
-    response = await persist_experience(ctx, PersistExperienceRequest(entry=entry))
+async def persist(run: JobRun, entry: GhapEntry) -> list[str]:
+    response = await persist_experience(run, PersistExperienceRequest(entry=entry))
     assert response.ghap_id == entry.id
     return list(response.axes)
 
 
-async def search(ctx: JobContext, query: str, **arguments: Any) -> list[Any]:
-    response = await search_experiences(ctx, SearchExperiencesRequest(query=query, **arguments))
+async def search(run: JobRun, query: str, **arguments: Any) -> list[Any]:
+    response = await search_experiences(run, SearchExperiencesRequest(query=query, **arguments))
     return list(response.results)
 
 
-async def counts(ctx: JobContext) -> dict[str, int]:
-    store = await ctx.services.vectors()
+async def counts(run: JobRun) -> dict[str, int]:
+    store = await run.services.vectors()
     return {
         axis: await store.count(collection_for(axis))
         for axis in AXES
@@ -114,39 +114,39 @@ async def counts(ctx: JobContext) -> dict[str, int]:
 # --- persist -----------------------------------------------------------------------
 
 
-async def test_plain_entry_is_stored_on_full_and_strategy_only(ctx: JobContext) -> None:
-    assert await persist(ctx, make_entry()) == ["full", "strategy"]
-    assert await counts(ctx) == {"full": 1, "strategy": 1}
+async def test_plain_entry_is_stored_on_full_and_strategy_only(run: JobRun) -> None:
+    assert await persist(run, make_entry()) == ["full", "strategy"]
+    assert await counts(run) == {"full": 1, "strategy": 1}
 
 
-async def test_entry_with_surprise_and_root_cause_is_stored_on_all_axes(ctx: JobContext) -> None:
-    assert await persist(ctx, FULL) == ["full", "strategy", "surprise", "root_cause"]
-    assert await counts(ctx) == dict.fromkeys(AXES, 1)
+async def test_entry_with_surprise_and_root_cause_is_stored_on_all_axes(run: JobRun) -> None:
+    assert await persist(run, FULL) == ["full", "strategy", "surprise", "root_cause"]
+    assert await counts(run) == dict.fromkeys(AXES, 1)
 
 
-async def test_blank_surprise_is_no_surprise_axis(ctx: JobContext) -> None:
-    assert await persist(ctx, make_entry(surprise="   ")) == ["full", "strategy"]
+async def test_blank_surprise_is_no_surprise_axis(run: JobRun) -> None:
+    assert await persist(run, make_entry(surprise="   ")) == ["full", "strategy"]
 
 
-async def test_persisting_twice_replaces_never_duplicates(ctx: JobContext) -> None:
-    await persist(ctx, FULL)
-    await persist(ctx, make_entry(goal="Another", minutes=5))
-    before = await counts(ctx)
-    await persist(ctx, FULL)
+async def test_persisting_twice_replaces_never_duplicates(run: JobRun) -> None:
+    await persist(run, FULL)
+    await persist(run, make_entry(goal="Another", minutes=5))
+    before = await counts(run)
+    await persist(run, FULL)
     # Through the registry too, as a retried queue job would arrive.
     payload = PersistExperienceRequest(entry=FULL).model_dump(mode="json")
-    assert (await execute(PERSIST_EXPERIENCE, payload, ctx))["ok"]["axes"] == list(AXES)
-    assert await counts(ctx) == before == {"full": 2, "strategy": 2, "surprise": 1, "root_cause": 1}
+    assert (await execute(PERSIST_EXPERIENCE, payload, run))["ok"]["axes"] == list(AXES)
+    assert await counts(run) == before == {"full": 2, "strategy": 2, "surprise": 1, "root_cause": 1}
 
 
-async def test_repersisting_without_surprise_drops_the_old_surprise_point(ctx: JobContext) -> None:
-    await persist(ctx, FULL)
+async def test_repersisting_without_surprise_drops_the_old_surprise_point(run: JobRun) -> None:
+    await persist(run, FULL)
     changed = FULL.model_copy(update={"resolution": FULL.resolution.model_copy(update={"surprise": None})})  # type: ignore[union-attr]
-    assert await persist(ctx, changed) == ["full", "strategy", "root_cause"]
-    assert await counts(ctx) == {"full": 1, "strategy": 1, "surprise": 0, "root_cause": 1}
+    assert await persist(run, changed) == ["full", "strategy", "root_cause"]
+    assert await counts(run) == {"full": 1, "strategy": 1, "surprise": 0, "root_cause": 1}
 
 
-async def test_payload_carries_the_whole_experience(ctx: JobContext) -> None:
+async def test_payload_carries_the_whole_experience(run: JobRun) -> None:
     entry = FULL.model_copy(
         update={
             "iterations": [
@@ -156,8 +156,8 @@ async def test_payload_carries_the_whole_experience(ctx: JobContext) -> None:
             ]
         }
     )
-    await persist(ctx, entry)
-    store = await ctx.services.vectors()
+    await persist(run, entry)
+    store = await run.services.vectors()
     for axis in AXES:
         [record] = await store.get(collection_for(axis), [point_id(entry.id, axis)])
         assert record.payload == {
@@ -191,10 +191,10 @@ async def test_payload_carries_the_whole_experience(ctx: JobContext) -> None:
         }
 
 
-async def test_payload_of_a_plain_entry_has_nones_and_its_tier_weight(ctx: JobContext) -> None:
+async def test_payload_of_a_plain_entry_has_nones_and_its_tier_weight(run: JobRun) -> None:
     entry = make_entry(status="abandoned", tier="abandoned")
-    await persist(ctx, entry)
-    store = await ctx.services.vectors()
+    await persist(run, entry)
+    store = await run.services.vectors()
     [record] = await store.get(collection_for("full"), [point_id(entry.id, "full")])
     assert record.payload["surprise"] is None
     assert record.payload["root_cause"] is None
@@ -236,19 +236,19 @@ def test_axis_texts_leave_out_what_is_missing() -> None:
     assert "What worked" not in texts["strategy"]
 
 
-async def test_unresolved_entry_is_refused(ctx: JobContext) -> None:
+async def test_unresolved_entry_is_refused(run: JobRun) -> None:
     entry = make_entry(resolved=False)
     with pytest.raises(ValidationError, match="not resolved"):
-        await persist(ctx, entry)
-    envelope = await execute(PERSIST_EXPERIENCE, {"entry": entry.model_dump(mode="json")}, ctx)
+        await persist(run, entry)
+    envelope = await execute(PERSIST_EXPERIENCE, {"entry": entry.model_dump(mode="json")}, run)
     assert envelope["error"]["type"] == "validation_error"
-    assert not await (await ctx.services.vectors()).collection_exists(collection_for("full"))
+    assert not await (await run.services.vectors()).collection_exists(collection_for("full"))
 
 
-async def test_invalid_request_is_a_validation_error(ctx: JobContext) -> None:
-    envelope = await execute(PERSIST_EXPERIENCE, {"entry": {"id": "x"}}, ctx)
+async def test_invalid_request_is_a_validation_error(run: JobRun) -> None:
+    envelope = await execute(PERSIST_EXPERIENCE, {"entry": {"id": "x"}}, run)
     assert envelope["error"]["type"] == "validation_error"
-    envelope = await execute(SEARCH_EXPERIENCES, {"query": "x", "axis": "colour"}, ctx)
+    envelope = await execute(SEARCH_EXPERIENCES, {"query": "x", "axis": "colour"}, run)
     assert envelope["error"]["type"] == "validation_error"
 
 
@@ -289,10 +289,10 @@ LOGIN = make_entry(minutes=3)  # testing, check-assumptions, no surprise or root
 
 
 @pytest.fixture
-async def stored(ctx: JobContext) -> JobContext:
+async def stored(run: JobRun) -> JobRun:
     for entry in (DATABASE, DOCKER, LOGIN):
-        await persist(ctx, entry)
-    return ctx
+        await persist(run, entry)
+    return run
 
 
 @pytest.mark.parametrize(
@@ -310,14 +310,14 @@ async def stored(ctx: JobContext) -> JobContext:
     ],
 )
 async def test_search_finds_the_right_entry_first(
-    stored: JobContext, axis: str, query: str, expected: GhapEntry
+    stored: JobRun, axis: str, query: str, expected: GhapEntry
 ) -> None:
     results = await search(stored, query, axis=axis)
     assert results[0].ghap_id == expected.id
     assert results[0].id == point_id(expected.id, axis)
 
 
-async def test_search_hit_carries_the_experience(stored: JobContext) -> None:
+async def test_search_hit_carries_the_experience(stored: JobRun) -> None:
     [hit, *_] = await search(stored, "stale planner statistics", axis="root_cause")
     assert hit.domain == "performance"
     assert hit.strategy == "root-cause-analysis"
@@ -332,13 +332,13 @@ async def test_search_hit_carries_the_experience(stored: JobContext) -> None:
     assert hit.created_at == DATABASE.created_at
 
 
-async def test_surprise_and_root_cause_axes_hold_only_entries_that_have_them(stored: JobContext) -> None:
+async def test_surprise_and_root_cause_axes_hold_only_entries_that_have_them(stored: JobRun) -> None:
     for axis in ("surprise", "root_cause"):
         found = {hit.ghap_id for hit in await search(stored, "flaky login test", axis=axis, limit=50)}
         assert found == {DATABASE.id, DOCKER.id}
 
 
-async def test_scores_are_in_range_and_sorted(stored: JobContext) -> None:
+async def test_scores_are_in_range_and_sorted(stored: JobRun) -> None:
     for axis in AXES:
         results = await search(stored, "database docker login test fixture", axis=axis, limit=50)
         scores = [hit.score for hit in results]
@@ -347,13 +347,13 @@ async def test_scores_are_in_range_and_sorted(stored: JobContext) -> None:
         assert len({hit.ghap_id for hit in results}) == len(results)  # one point per experience
 
 
-async def test_domain_filter(stored: JobContext) -> None:
+async def test_domain_filter(stored: JobRun) -> None:
     results = await search(stored, "docker build CI runner", domain="performance", limit=50)
     assert [hit.ghap_id for hit in results] == [DATABASE.id]
     assert await search(stored, "anything", domain="security") == []
 
 
-async def test_outcome_filter(stored: JobContext) -> None:
+async def test_outcome_filter(stored: JobRun) -> None:
     results = await search(stored, "slow database query", outcome="falsified", limit=50)
     assert [hit.ghap_id for hit in results] == [DOCKER.id]
     confirmed = await search(stored, "slow database query", outcome="confirmed", limit=50)
@@ -362,29 +362,29 @@ async def test_outcome_filter(stored: JobContext) -> None:
     assert [hit.ghap_id for hit in both] == [LOGIN.id]
 
 
-async def test_limit_is_respected(stored: JobContext) -> None:
+async def test_limit_is_respected(stored: JobRun) -> None:
     for entry_number in range(5):
         await persist(stored, make_entry(goal=f"Extra goal number {entry_number}", minutes=10 + entry_number))
     assert len(await search(stored, "goal", limit=2)) == 2
     assert len(await search(stored, "goal", limit=50)) == 8
 
 
-async def test_empty_collection_is_no_results_and_is_not_created(ctx: JobContext) -> None:
+async def test_empty_collection_is_no_results_and_is_not_created(run: JobRun) -> None:
     for axis in AXES:
-        assert await search(ctx, "anything", axis=axis) == []
-    store = await ctx.services.vectors()
+        assert await search(run, "anything", axis=axis) == []
+    store = await run.services.vectors()
     assert not any([await store.collection_exists(collection_for(axis)) for axis in AXES])
     # Answered without the model: the embedder was never loaded.
-    assert ctx.services._embedder.ready is None
+    assert run.services._embedder.ready is None
 
 
-async def test_axis_without_points_yet_is_no_results(ctx: JobContext) -> None:
-    await persist(ctx, LOGIN)  # full and strategy only
-    assert await search(ctx, "anything", axis="surprise") == []
-    assert [hit.ghap_id for hit in await search(ctx, "login", axis="full")] == [LOGIN.id]
+async def test_axis_without_points_yet_is_no_results(run: JobRun) -> None:
+    await persist(run, LOGIN)  # full and strategy only
+    assert await search(run, "anything", axis="surprise") == []
+    assert [hit.ghap_id for hit in await search(run, "login", axis="full")] == [LOGIN.id]
 
 
-async def test_search_through_the_registry(stored: JobContext) -> None:
+async def test_search_through_the_registry(stored: JobRun) -> None:
     envelope = await execute(
         SEARCH_EXPERIENCES, {"query": "docker", "axis": "surprise", "outcome": "falsified"}, stored
     )

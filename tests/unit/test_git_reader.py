@@ -9,10 +9,10 @@ from git import GitCommandError
 
 from learning_memory.shared.errors import GitError, ValidationError
 from learning_memory.shared.settings import load_settings
-from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.git.indexer import CommitIndexer
 from learning_memory.worker.git.log import LOG_FORMAT, iter_log, parse_record, parse_stream
 from learning_memory.worker.git.repo import open_repo
+from learning_memory.worker.services import WorkerServices
 from tests.git_repo import build_repo, cli_log, git
 
 

@@ -13,8 +13,8 @@ from learning_memory.shared.arq_backend import in_progress_key, result_key
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.settings import Settings, load_settings
 from learning_memory.shared.state import live_workers
-from learning_memory.worker.context import new_identity
 from learning_memory.worker.heartbeat import Heartbeat
+from learning_memory.worker.services import new_identity
 
 KEYS = Keys("unit")
 

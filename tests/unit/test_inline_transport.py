@@ -5,6 +5,7 @@ import dataclasses
 
 import pytest
 
+from learning_memory.composition import in_process_executor
 from learning_memory.server.transport import JobStillRunning
 from learning_memory.server.transport.base import decode_envelope
 from learning_memory.server.transport.inline import InlineTransport
@@ -14,13 +15,13 @@ from learning_memory.shared.errors import InternalError, JobTimeoutError, NotFou
 from learning_memory.shared.jobs import JobProgress
 from learning_memory.shared.settings import load_settings
 from learning_memory.worker import registry
-from learning_memory.worker.context import JobContext
+from learning_memory.worker.services import JobRun
 from tests.helpers import start_job
 
 
 @pytest.fixture
 async def client() -> InlineTransport:
-    jobs = InlineTransport(load_settings(queue="inline"))
+    jobs = InlineTransport(load_settings(queue="inline"), in_process_executor)
     yield jobs  # type: ignore[misc]
     await jobs.close()
 
@@ -64,8 +65,8 @@ async def test_a_job_crashing_on_every_try_is_an_internal_error(
     impls = registry.implementations()
     tries: list[int] = []
 
-    async def crash(ctx: JobContext, request: object) -> NoopResponse:
-        tries.append(ctx.job_try)
+    async def crash(run: JobRun, request: object) -> NoopResponse:
+        tries.append(run.job_try)
         raise RuntimeError("boom")
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, crash)
@@ -83,8 +84,8 @@ async def test_a_job_crashing_on_every_try_is_an_internal_error(
 async def test_a_try_that_crashes_is_run_again(
     client: InlineTransport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def flaky(ctx: JobContext, request: object) -> NoopResponse:
-        if ctx.job_try == 1:
+    async def flaky(run: JobRun, request: object) -> NoopResponse:
+        if run.job_try == 1:
             raise OSError("disk hiccup")
         return NoopResponse()
 
@@ -98,7 +99,7 @@ async def test_a_try_that_crashes_is_run_again(
 async def test_a_job_past_its_time_limit_is_a_timeout(
     client: InlineTransport, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    async def stuck(ctx: object, request: object) -> NoopResponse:
+    async def stuck(run: object, request: object) -> NoopResponse:
         await asyncio.Event().wait()
         raise AssertionError("never set")
 
@@ -109,7 +110,7 @@ async def test_a_job_past_its_time_limit_is_a_timeout(
 
 
 async def test_domain_errors_are_results(client: InlineTransport, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def missing(ctx: object, request: object) -> NoopResponse:
+    async def missing(run: object, request: object) -> NoopResponse:
         raise NotFoundError("nothing here")
 
     monkeypatch.setitem(registry._IMPLEMENTATIONS, NOOP.name, missing)
@@ -130,10 +131,10 @@ async def test_finished_jobs_are_forgotten_oldest_first(
 
 
 async def test_invalid_request_payload_is_a_validation_error() -> None:
-    from learning_memory.worker.context import JobContext, WorkerServices
+    from learning_memory.worker.services import JobRun, WorkerServices
 
-    ctx = JobContext(services=WorkerServices(load_settings()), job_id="j", job_try=1)
-    envelope = await registry.execute(PING, {"delay_ms": -5}, ctx)
+    run = JobRun(services=WorkerServices(load_settings()), job_id="j", job_try=1)
+    envelope = await registry.execute(PING, {"delay_ms": -5}, run)
     with pytest.raises(ValidationError, match="delay_ms"):
         decode_envelope(PING, envelope)
 

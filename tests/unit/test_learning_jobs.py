@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from sklearn.metrics import adjusted_rand_score
 
-from learning_memory.server.cli.samples import demo_entries, generated_entries
+from learning_memory.cli.samples import demo_entries, generated_entries
 from learning_memory.shared.contracts.experiences import PersistExperienceRequest, collection_for
 from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
@@ -29,7 +29,6 @@ from learning_memory.shared.contracts.learning import (
     ValidateValueRequest,
 )
 from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience
 from learning_memory.worker.jobs.learning import (
     clustering,
@@ -40,6 +39,7 @@ from learning_memory.worker.jobs.learning import (
     validate_value,
 )
 from learning_memory.worker.registry import execute
+from learning_memory.worker.services import JobRun
 from tests.helpers import job_context
 from tests.learning_data import ghap_entry
 
@@ -48,21 +48,21 @@ ENTRIES = {ghap_entry(sample, n).id: ghap_entry(sample, n) for n, sample in enum
 
 
 @pytest.fixture
-async def ctx(tmp_path: Path) -> AsyncIterator[JobContext]:
+async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
     async with job_context(tmp_path, "hashing:384") as context:
         yield context
 
 
-async def persist_samples(ctx: JobContext, count: int, start: int = 0) -> None:
+async def persist_samples(run: JobRun, count: int, start: int = 0) -> None:
     for number in range(start, start + count):
         entry = ghap_entry(SAMPLES[number % len(SAMPLES)], number)
-        await persist_experience(ctx, PersistExperienceRequest(entry=entry))
+        await persist_experience(run, PersistExperienceRequest(entry=entry))
 
 
 @pytest.fixture
-async def stored(ctx: JobContext) -> JobContext:
-    await persist_samples(ctx, len(SAMPLES))
-    return ctx
+async def stored(run: JobRun) -> JobRun:
+    await persist_samples(run, len(SAMPLES))
+    return run
 
 
 def store_request(text: str, label: int = 0, axis: str = "full") -> StoreValueRequest:
@@ -71,19 +71,19 @@ def store_request(text: str, label: int = 0, axis: str = "full") -> StoreValueRe
     )
 
 
-async def test_no_experiences_is_not_found_and_too_few_is_insufficient_data(ctx: JobContext) -> None:
+async def test_no_experiences_is_not_found_and_too_few_is_insufficient_data(run: JobRun) -> None:
     with pytest.raises(NotFoundError, match="No experiences on axis full"):
-        await get_clusters(ctx, GetClustersRequest(axis="full"))
-    await persist_samples(ctx, 19)
+        await get_clusters(run, GetClustersRequest(axis="full"))
+    await persist_samples(run, 19)
     with pytest.raises(InsufficientDataError, match="19 experiences; clustering needs at least 20"):
-        await get_clusters(ctx, GetClustersRequest(axis="full"))
-    envelope = await execute(GET_CLUSTERS, {"axis": "strategy"}, ctx)
+        await get_clusters(run, GetClustersRequest(axis="full"))
+    envelope = await execute(GET_CLUSTERS, {"axis": "strategy"}, run)
     assert envelope["error"]["type"] == "insufficient_data"
-    await persist_samples(ctx, 1, start=19)
-    assert (await get_clusters(ctx, GetClustersRequest(axis="full"))).experience_count == 20
+    await persist_samples(run, 1, start=19)
+    assert (await get_clusters(run, GetClustersRequest(axis="full"))).experience_count == 20
 
 
-async def test_clusters_recover_the_sample_themes(stored: JobContext) -> None:
+async def test_clusters_recover_the_sample_themes(stored: JobRun) -> None:
     found = await get_clusters(stored, GetClustersRequest(axis="full"))
     assert found.count == len(found.clusters) >= 4
     assert found.noise_count + sum(c.size for c in found.clusters) == found.experience_count == 80
@@ -105,7 +105,7 @@ async def test_clusters_recover_the_sample_themes(stored: JobContext) -> None:
     assert adjusted_rand_score(*zip(*clustered_only, strict=True)) > 0.7
 
 
-async def test_clustering_is_cached_until_the_axis_changes(stored: JobContext) -> None:
+async def test_clustering_is_cached_until_the_axis_changes(stored: JobRun) -> None:
     cache = stored.services.clusterings
     first = await get_clusters(stored, GetClustersRequest(axis="full"))
     surprise = await get_clusters(stored, GetClustersRequest(axis="strategy"))
@@ -130,7 +130,7 @@ async def test_clustering_is_cached_until_the_axis_changes(stored: JobContext) -
     assert cache.computed == 5
 
 
-async def test_an_axis_the_new_experience_is_not_on_keeps_its_clustering(stored: JobContext) -> None:
+async def test_an_axis_the_new_experience_is_not_on_keeps_its_clustering(stored: JobRun) -> None:
     found = await get_clusters(stored, GetClustersRequest(axis="surprise"))
     plain = next(n for n in range(len(SAMPLES)) if "surprise" not in SAMPLES[n].resolve)
     await persist_experience(stored, PersistExperienceRequest(entry=ghap_entry(SAMPLES[plain], 10_000)))
@@ -139,7 +139,7 @@ async def test_an_axis_the_new_experience_is_not_on_keeps_its_clustering(stored:
     assert stored.services.clusterings.computed == computed
 
 
-async def test_members_are_closest_first_with_their_story(stored: JobContext) -> None:
+async def test_members_are_closest_first_with_their_story(stored: JobRun) -> None:
     response = await get_cluster_members(stored, GetClusterMembersRequest(axis="full", label=0, limit=100))
     assert response.cluster_id == "cluster_full_0" and response.count == response.size == len(
         response.members
@@ -153,22 +153,22 @@ async def test_members_are_closest_first_with_their_story(stored: JobContext) ->
     assert limited.size == response.size
 
 
-async def test_unknown_label_is_not_found_naming_the_labels(stored: JobContext) -> None:
+async def test_unknown_label_is_not_found_naming_the_labels(stored: JobRun) -> None:
     with pytest.raises(NotFoundError, match=r"No cluster cluster_full_99 .* labels 0 to \d+"):
         await get_cluster_members(stored, GetClusterMembersRequest(axis="full", label=99))
     envelope = await execute(VALIDATE_VALUE, {"text": "x", "axis": "full", "label": 99}, stored)
     assert envelope["error"]["type"] == "not_found"
 
 
-async def _typical_text(ctx: JobContext, label: int = 0) -> str:
+async def _typical_text(run: JobRun, label: int = 0) -> str:
     """The text the most typical member of a cluster was embedded from: the closest to the centroid."""
-    members = await get_cluster_members(ctx, GetClusterMembersRequest(axis="full", label=label, limit=1))
+    members = await get_cluster_members(run, GetClusterMembersRequest(axis="full", label=label, limit=1))
     entry = ENTRIES[members.members[0].ghap_id]
     assert entry.resolution is not None
     return axis_texts(entry, entry.resolution)["full"][:500]
 
 
-async def test_validate_value_carries_its_metrics(stored: JobContext) -> None:
+async def test_validate_value_carries_its_metrics(stored: JobRun) -> None:
     good = await validate_value(
         stored, ValidateValueRequest(text=await _typical_text(stored), axis="full", label=0)
     )
@@ -185,7 +185,7 @@ async def test_validate_value_carries_its_metrics(stored: JobContext) -> None:
     )
 
 
-async def test_invalid_value_is_refused_and_not_stored(stored: JobContext) -> None:
+async def test_invalid_value_is_refused_and_not_stored(stored: JobRun) -> None:
     with pytest.raises(
         ValidationError, match=r"Value not stored: .* distance \d\.\d+ is above the threshold"
     ):
@@ -197,7 +197,7 @@ async def test_invalid_value_is_refused_and_not_stored(stored: JobContext) -> No
     assert (await list_values(stored, ListValuesRequest())).count == 0
 
 
-async def test_valid_value_is_stored_once_and_keeps_its_clustering(stored: JobContext) -> None:
+async def test_valid_value_is_stored_once_and_keeps_its_clustering(stored: JobRun) -> None:
     request = store_request(await _typical_text(stored))
     record = await store_value(stored, request)
     found = await clustering(stored, "full")
@@ -217,7 +217,7 @@ async def test_valid_value_is_stored_once_and_keeps_its_clustering(stored: JobCo
     assert json.loads(point.payload["member_ghap_ids"]) == record.member_ghap_ids
 
 
-async def test_list_values_by_cluster_size_then_newest(stored: JobContext) -> None:
+async def test_list_values_by_cluster_size_then_newest(stored: JobRun) -> None:
     found = await clustering(stored, "full")
     texts = [await _typical_text(stored, label) for label in (0, 1)]
     small_old = await store_value(stored, store_request(texts[1], label=1))
@@ -232,12 +232,12 @@ async def test_list_values_by_cluster_size_then_newest(stored: JobContext) -> No
     assert [v["id"] for v in envelope["ok"]["results"]] == [big_new.id, big_old.id]
 
 
-async def test_list_values_with_no_collection_is_empty(ctx: JobContext) -> None:
-    assert (await list_values(ctx, ListValuesRequest(axis="surprise"))).results == []
-    assert not await (await ctx.services.vectors()).collection_exists(VALUES_COLLECTION)
+async def test_list_values_with_no_collection_is_empty(run: JobRun) -> None:
+    assert (await list_values(run, ListValuesRequest(axis="surprise"))).results == []
+    assert not await (await run.services.vectors()).collection_exists(VALUES_COLLECTION)
 
 
-async def test_members_through_the_registry_and_bad_requests(stored: JobContext) -> None:
+async def test_members_through_the_registry_and_bad_requests(stored: JobRun) -> None:
     envelope = await execute(GET_CLUSTER_MEMBERS, {"axis": "full", "label": 0, "limit": 2}, stored)
     assert envelope["ok"]["count"] == 2
     for bad in (
@@ -250,9 +250,9 @@ async def test_members_through_the_registry_and_bad_requests(stored: JobContext)
     assert (await execute(VALIDATE_VALUE, too_long, stored))["error"]["type"] == "validation_error"
 
 
-async def test_demo_set_has_enough_experiences_for_every_axis(ctx: JobContext) -> None:
+async def test_demo_set_has_enough_experiences_for_every_axis(run: JobRun) -> None:
     for number, sample in enumerate(demo_entries()):
-        await persist_experience(ctx, PersistExperienceRequest(entry=ghap_entry(sample, number)))
-    store = await ctx.services.vectors()
+        await persist_experience(run, PersistExperienceRequest(entry=ghap_entry(sample, number)))
+    store = await run.services.vectors()
     assert await store.count(collection_for("full")) == 64
-    assert (await get_clusters(ctx, GetClustersRequest(axis="full"))).count >= 2
+    assert (await get_clusters(run, GetClustersRequest(axis="full"))).count >= 2

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from learning_memory.server.cli.samples import generated_entries
+from learning_memory.cli.samples import generated_entries
 from learning_memory.shared.contracts.experiences import AXES
 from tests.mcp_thread import ThreadedClient, error, inline_client, ok
 

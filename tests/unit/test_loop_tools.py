@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from learning_memory.server.app import build_server
+from learning_memory.composition import build_server
 from learning_memory.shared.loop_settings import LOOP_TYPES
 from learning_memory.shared.settings import Settings, load_settings
 from tests.mcp_thread import ThreadedClient, error, inline_settings, ok, threaded_client

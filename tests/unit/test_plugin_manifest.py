@@ -13,7 +13,7 @@ from typing import Any
 
 from mcp import Client
 
-from learning_memory.server.app import build_server
+from learning_memory.composition import build_server
 from tests.mcp_thread import inline_settings
 
 REPO = Path(__file__).resolve().parents[2]

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from mcp import Client
 
-from learning_memory.server.app import build_server
-from learning_memory.server.cli.client import result_payload
+from learning_memory.cli.client import result_payload
+from learning_memory.composition import build_server
 from learning_memory.shared.settings import load_settings
 
 

@@ -48,14 +48,14 @@ def _away(ctx: object) -> Any:
 async def test_every_listed_tool_answers_its_own_failure_in_our_shape(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from learning_memory.server.app import build_server
+    from learning_memory.composition import build_server
 
     for module_info in pkgutil.iter_modules(learning_memory.server.tools.__path__):
         importlib.import_module(f"learning_memory.server.tools.{module_info.name}")
     # Wherever a tool reaches for the server's services, they fail.
     for name, module in list(sys.modules.items()):
-        if name.startswith("learning_memory.server.") and hasattr(module, "app_context"):
-            monkeypatch.setattr(module, "app_context", _away)
+        if name.startswith("learning_memory.server.") and hasattr(module, "app_services"):
+            monkeypatch.setattr(module, "app_services", _away)
     answers: dict[str, tuple[str, str]] = {}
     async with Client(build_server(inline_settings(tmp_path))) as client:
         listed = (await client.list_tools()).tools

@@ -32,7 +32,7 @@ from learning_memory.worker.code.units import collection_spec
 from learning_memory.worker.vectors.base import PointData
 
 if TYPE_CHECKING:
-    from learning_memory.worker.context import WorkerServices
+    from learning_memory.worker.services import WorkerServices
 
 log = get_logger(__name__)
 

@@ -30,11 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from learning_memory.shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
+from learning_memory.shared.jobs import ProgressReporter, no_progress
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical, parser
 from learning_memory.worker.code.discover import Discovery, discover, discover_one
 from learning_memory.worker.code.shared_index import FileRecord, SharedCodeIndex
-from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
+from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
 log = get_logger(__name__)

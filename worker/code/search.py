@@ -25,8 +25,8 @@ from learning_memory.shared.contracts.code import COLLECTION, CodeHit, SearchCod
 from learning_memory.worker.code import lexical
 from learning_memory.worker.code.rerank import read_query, rerank, without_project_name
 from learning_memory.worker.code.units import code_hit, collection_spec, file_of, query_text
-from learning_memory.worker.context import WorkerServices
 from learning_memory.worker.metadata.store import MetadataStore
+from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.vectors.base import (
     Condition,
     Filter,

@@ -36,10 +36,11 @@ from learning_memory.shared.contracts.git import (
     commit_point_id,
 )
 from learning_memory.shared.errors import GitError
+from learning_memory.shared.jobs import ProgressReporter, no_progress
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.context import ProgressReporter, WorkerServices, no_progress
 from learning_memory.worker.git.log import Commit, iter_log
 from learning_memory.worker.git.repo import GitRepo
+from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Filter,

@@ -36,8 +36,8 @@ from learning_memory.shared.log import get_logger
 from learning_memory.worker.code import lexical
 from learning_memory.worker.code.indexer import CodeIndexer
 from learning_memory.worker.code.search import search_units
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchValue, VectorStore
 
 log = get_logger(__name__)
@@ -56,23 +56,23 @@ def _directory(raw: str) -> Path:
     return path
 
 
-async def _existing_store(ctx: JobContext) -> VectorStore | None:
+async def _existing_store(run: JobRun) -> VectorStore | None:
     """The store if the collection exists: listing, deleting and empty searches need no model."""
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     return store if await store.collection_exists(COLLECTION) else None
 
 
 @job(INDEX_CODEBASE)
-async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> IndexCodebaseResponse:
+async def index_codebase(run: JobRun, request: IndexCodebaseRequest) -> IndexCodebaseResponse:
     root = _directory(request.directory)
-    async with ctx.services.locks.hold("code", request.project):
+    async with run.services.locks.hold("code", request.project):
         indexer = CodeIndexer(
-            ctx.services, root, request.project, recursive=request.recursive, report=ctx.report
+            run.services, root, request.project, recursive=request.recursive, report=run.report
         )
         response = await indexer.run()
-        metadata = await ctx.services.metadata()
+        metadata = await run.services.metadata()
         root = indexer.root
-        async with ctx.services.writing_code_index(
+        async with run.services.writing_code_index(
             request.project, lambda shared: shared.set_root(request.project, root, request.recursive)
         ):
             await metadata.execute(
@@ -80,23 +80,23 @@ async def index_codebase(ctx: JobContext, request: IndexCodebaseRequest) -> Inde
                 "ON CONFLICT (project) DO UPDATE SET root = excluded.root, recursive = excluded.recursive",
                 (request.project, str(root), int(request.recursive)),
             )
-    pending = await _fill_vectors(ctx, request.project)
+    pending = await _fill_vectors(run, request.project)
     return response.model_copy(update={"vectors_pending": pending})
 
 
-async def _fill_vectors(ctx: JobContext, project: str | None) -> int:
+async def _fill_vectors(run: JobRun, project: str | None) -> int:
     """Start filling in the vectors of units written without them; how many still wait."""
-    filler = ctx.services.vector_filler()
+    filler = run.services.vector_filler()
     if filler is None:
         return 0
     filler.wake()
-    return await lexical.waiting(await ctx.services.metadata(), project)
+    return await lexical.waiting(await run.services.metadata(), project)
 
 
-async def _project_of(ctx: JobContext, path: Path) -> tuple[str, Path, bool] | None:
+async def _project_of(run: JobRun, path: Path) -> tuple[str, Path, bool] | None:
     """The indexed project whose root holds ``path`` (the innermost, when roots nest)."""
-    await ctx.services.current_code_index()
-    rows = await (await ctx.services.metadata()).fetchall(
+    await run.services.current_code_index()
+    rows = await (await run.services.metadata()).fetchall(
         "SELECT project, root, recursive FROM project_roots"
     )
     holders = [row for row in rows if path.is_relative_to(str(row["root"]))]
@@ -107,32 +107,32 @@ async def _project_of(ctx: JobContext, path: Path) -> tuple[str, Path, bool] | N
 
 
 @job(REINDEX_FILE)
-async def reindex_file(ctx: JobContext, request: ReindexFileRequest) -> ReindexFileResponse:
+async def reindex_file(run: JobRun, request: ReindexFileRequest) -> ReindexFileResponse:
     given = PurePosixPath(request.path)
     if not given.is_absolute():
         raise ValidationError(f"path must be absolute, got {request.path!r}")
     # Not resolved as a whole: a deleted file must still map to its project to be dropped.
     path = await asyncio.to_thread(lambda: Path(given.parent).resolve() / given.name)
-    found = await _project_of(ctx, path)
+    found = await _project_of(run, path)
     if found is None:
         return ReindexFileResponse(project=None, files_indexed=0, files_removed=0)
     project, root, recursive = found
     if not await asyncio.to_thread(root.is_dir):
         return ReindexFileResponse(project=project, files_indexed=0, files_removed=0)
-    async with ctx.services.locks.hold("code", project):
-        indexer = CodeIndexer(ctx.services, root, project, recursive=recursive)
+    async with run.services.locks.hold("code", project):
+        indexer = CodeIndexer(run.services, root, project, recursive=recursive)
         result = await indexer.run(only=PurePosixPath(path.relative_to(root).as_posix()))
-    await _fill_vectors(ctx, project)
+    await _fill_vectors(run, project)
     return ReindexFileResponse(
         project=project, files_indexed=result.files_indexed, files_removed=result.files_removed
     )
 
 
 @job(SEARCH_CODE)
-async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCodeResponse:
-    results = await search_units(ctx.services, request)
-    filler = ctx.services.vector_filler()
-    pending = 0 if filler is None else await lexical.waiting(await ctx.services.metadata(), request.project)
+async def search_code(run: JobRun, request: SearchCodeRequest) -> SearchCodeResponse:
+    results = await search_units(run.services, request)
+    filler = run.services.vector_filler()
+    pending = 0 if filler is None else await lexical.waiting(await run.services.metadata(), request.project)
     if pending and filler is not None:
         # Rows left by a process that stopped before filling them (an inline server between
         # sessions) wait for no index job: a search that sees them starts the filler.
@@ -141,12 +141,12 @@ async def search_code(ctx: JobContext, request: SearchCodeRequest) -> SearchCode
 
 
 @job(LIST_PROJECTS)
-async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -> ListProjectsResponse:
-    await ctx.services.current_code_index()
-    metadata = await ctx.services.metadata()
+async def list_indexed_projects(run: JobRun, request: ListProjectsRequest) -> ListProjectsResponse:
+    await run.services.current_code_index()
+    metadata = await run.services.metadata()
     rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
     counts = await lexical.unit_counts(metadata)
-    if ctx.services.vector_filler() is None:  # nothing will fill them: the index is what it is
+    if run.services.vector_filler() is None:  # nothing will fill them: the index is what it is
         counts = {project: (units, 0) for project, (units, _) in counts.items()}
     projects = [
         ProjectInfo(project=str(row["repo"]), units=units, vectors_pending=pending)
@@ -157,20 +157,20 @@ async def list_indexed_projects(ctx: JobContext, request: ListProjectsRequest) -
 
 
 @job(DELETE_PROJECT)
-async def delete_project_index(ctx: JobContext, request: DeleteProjectRequest) -> DeleteProjectResponse:
+async def delete_project_index(run: JobRun, request: DeleteProjectRequest) -> DeleteProjectResponse:
     project = request.project
-    async with ctx.services.locks.hold("code", project):
-        store = await _existing_store(ctx)
+    async with run.services.locks.hold("code", project):
+        store = await _existing_store(run)
         deleted = 0
         if store is not None:
             where = Filter((MatchValue("project", project),))
             deleted = await store.count(COLLECTION, where)
             await store.delete_by_filter(COLLECTION, where)
-        if ctx.services.code_replica is not None:
+        if run.services.code_replica is not None:
             # This worker's replica is then behind the record, as every other's: the next refresh
             # reads the emptied record whole and forgets the project here too.
-            await ctx.services.code_replica.shared.drop(project)
-        metadata = await ctx.services.metadata()
+            await run.services.code_replica.shared.drop(project)
+        metadata = await run.services.metadata()
         await lexical.remove_project(metadata, project)
         # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         await metadata.execute("DELETE FROM project_roots WHERE project = ?", (project,))

@@ -32,8 +32,8 @@ from learning_memory.shared.contracts.context import (
 from learning_memory.shared.contracts.experiences import collection_for, point_id
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
 
 EXPERIENCES = collection_for("full")
@@ -86,12 +86,12 @@ def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
 
 
 @job(ASSEMBLE_CONTEXT)
-async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> AssembleContextResponse:
-    store = await ctx.services.vectors()
+async def assemble_context(run: JobRun, request: AssembleContextRequest) -> AssembleContextResponse:
+    store = await run.services.vectors()
     present = [(kind, name) for kind, name in SOURCES if await store.collection_exists(name)]
     if not present:  # a new user: answer at once, without waiting for the model
         return AssembleContextResponse(items=[], tokens=0, candidates=0)
-    vector = (await (await ctx.services.embedder()).embed([request.query]))[0]
+    vector = (await (await run.services.embedder()).embed([request.query]))[0]
     scored: list[tuple[float, ContextKind, ScoredRecord]] = []
     for kind, name in present:
         for hit in await store.search(name, vector, limit=request.max_items):
@@ -119,15 +119,15 @@ async def assemble_context(ctx: JobContext, request: AssembleContextRequest) -> 
 
 
 @job(PREMORTEM)
-async def premortem_warnings(ctx: JobContext, request: PremortemRequest) -> PremortemResponse:
-    store = await ctx.services.vectors()
+async def premortem_warnings(run: JobRun, request: PremortemRequest) -> PremortemResponse:
+    store = await run.services.vectors()
     if not await store.collection_exists(EXPERIENCES):
         return PremortemResponse(warnings=[])
     # Worded like the stored story ("Goal: ...\nHypothesis: ..."), so like is compared with like.
     query = f"Goal: {request.goal}"
     if request.hypothesis:
         query += f"\nHypothesis: {request.hypothesis}"
-    vector = (await (await ctx.services.embedder()).embed([query]))[0]
+    vector = (await (await run.services.embedder()).embed([query]))[0]
     conditions: list[MatchValue | MatchAny] = [MatchAny("outcome_status", ("falsified", "abandoned"))]
     if request.domain is not None:
         conditions.append(MatchValue("domain", request.domain))
@@ -171,8 +171,8 @@ _INTERNAL = frozenset({"created_ts", "resolved_ts", "weight", "axis", "member_gh
 
 
 @job(EXPAND_CONTEXT)
-async def expand_context(ctx: JobContext, request: ExpandContextRequest) -> ExpandContextResponse:
-    store = await ctx.services.vectors()
+async def expand_context(run: JobRun, request: ExpandContextRequest) -> ExpandContextResponse:
+    store = await run.services.vectors()
     collections = dict((kind, name) for kind, name in SOURCES)
     items: list[ExpandedItem] = []
     missing: list[str] = []

@@ -13,23 +13,23 @@ from learning_memory.shared.contracts.diagnostics import (
     PingRequest,
     PingResponse,
 )
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 
 
 @job(NOOP)
-async def noop(ctx: JobContext, request: NoopRequest) -> NoopResponse:
+async def noop(run: JobRun, request: NoopRequest) -> NoopResponse:
     return NoopResponse()
 
 
 @job(PING)
 @job(PING_BATCH)
-async def ping(ctx: JobContext, request: PingRequest) -> PingResponse:
+async def ping(run: JobRun, request: PingRequest) -> PingResponse:
     if request.delay_ms:
         total = request.delay_ms / 1000
         steps = max(1, min(20, request.delay_ms // 250))
-        await ctx.report(0, total, "holding the job")
+        await run.report(0, total, "holding the job")
         for step in range(1, steps + 1):
             await asyncio.sleep(total / steps)
-            await ctx.report(total * step / steps, total, "holding the job")
-    return PingResponse(worker=ctx.services.identity, job_id=ctx.job_id, job_try=ctx.job_try)
+            await run.report(total * step / steps, total, "holding the job")
+    return PingResponse(worker=run.services.identity, job_id=run.job_id, job_try=run.job_try)

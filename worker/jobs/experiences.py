@@ -27,8 +27,8 @@ from learning_memory.shared.contracts.experiences import (
 )
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Condition,
@@ -157,16 +157,16 @@ def _hit(point: str, data: dict[str, Any], score: float) -> ExperienceHit:
 
 
 @job(PERSIST_EXPERIENCE)
-async def persist_experience(ctx: JobContext, request: PersistExperienceRequest) -> PersistExperienceResponse:
+async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> PersistExperienceResponse:
     entry = request.entry
     resolution = entry.resolution
     if resolution is None:
         raise ValidationError(f"GHAP entry {entry.id} is not resolved; only resolved entries are stored")
     texts = axis_texts(entry, resolution)
-    embedder = await ctx.services.embedder()
+    embedder = await run.services.embedder()
     vectors = await embedder.embed(list(texts.values()))  # one call: one batch through the model
     for (axis, _), vector in zip(texts.items(), vectors, strict=True):
-        store = await ctx.services.collection(
+        store = await run.services.collection(
             CollectionSpec(collection_for(axis), embedder.dimension, INDEXES)
         )
         # Deterministic ids: a retried or duplicated job replaces its points, never adds more.
@@ -175,7 +175,7 @@ async def persist_experience(ctx: JobContext, request: PersistExperienceRequest)
             [PointData(point_id(entry.id, axis), vector, payload(entry, resolution, axis))],
         )
     # A re-persisted entry that lost its surprise or root cause must not keep the old point there.
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     changed: list[str] = list(texts)
     for axis in ("surprise", "root_cause"):
         if axis not in texts and await store.collection_exists(collection_for(axis)):
@@ -185,19 +185,19 @@ async def persist_experience(ctx: JobContext, request: PersistExperienceRequest)
                 changed.append(axis)
     axes = list(texts)
     # After the writes: a clustering cached for these axes is out of date from here on.
-    await ctx.services.axis_versions.bump(changed)
+    await run.services.axis_versions.bump(changed)
     log.info("experience.persisted", ghap_id=entry.id, axes=axes, tier=resolution.confidence_tier)
     return PersistExperienceResponse(ghap_id=entry.id, axes=axes)
 
 
 @job(SEARCH_EXPERIENCES)
-async def search_experiences(ctx: JobContext, request: SearchExperiencesRequest) -> SearchExperiencesResponse:
+async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> SearchExperiencesResponse:
     collection = collection_for(request.axis)
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     # Nothing stored on this axis yet: answer at once, without creating it or waiting for the model.
     if not request.query.strip() or not await store.collection_exists(collection):
         return SearchExperiencesResponse(results=[])
-    query = (await (await ctx.services.embedder()).embed([request.query]))[0]
+    query = (await (await run.services.embedder()).embed([request.query]))[0]
     conditions: list[Condition] = []
     if request.domain is not None:
         conditions.append(MatchValue("domain", request.domain))

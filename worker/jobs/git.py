@@ -34,11 +34,11 @@ from learning_memory.shared.contracts.git import (
 )
 from learning_memory.shared.errors import GitError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.git import analyze
 from learning_memory.worker.git.indexer import INDEXES, CommitIndexer
 from learning_memory.worker.git.repo import GitRepo, open_repo
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import CollectionSpec, Condition, Filter, MatchValue, Range
 
 log = get_logger(__name__)
@@ -58,32 +58,32 @@ async def _repo(repo_path: str) -> GitRepo:
 
 
 @job(INDEX_COMMITS)
-async def index_commits(ctx: JobContext, request: IndexCommitsRequest) -> IndexCommitsResponse:
+async def index_commits(run: JobRun, request: IndexCommitsRequest) -> IndexCommitsResponse:
     repo = await _repo(request.repo_path)
-    async with ctx.services.locks.hold("git", repo.key):
-        return await CommitIndexer(ctx.services, repo, ctx.report).run(request.since)
+    async with run.services.locks.hold("git", repo.key):
+        return await CommitIndexer(run.services, repo, run.report).run(request.since)
 
 
-async def _catch_up(ctx: JobContext, repo: GitRepo) -> int:
+async def _catch_up(run: JobRun, repo: GitRepo) -> int:
     """Index what HEAD gained since the last run; the common case (nothing) costs two reads."""
-    mark = await ctx.services.watermarks.get(repo.key)
+    mark = await run.services.watermarks.get(repo.key)
     if mark is not None and mark[0] == await asyncio.to_thread(repo.head):
         return 0
-    async with ctx.services.locks.hold("git", repo.key):
-        done = await CommitIndexer(ctx.services, repo, ctx.report).run()
+    async with run.services.locks.hold("git", repo.key):
+        done = await CommitIndexer(run.services, repo, run.report).run()
     return done.commits_indexed
 
 
 @job(SEARCH_COMMITS)
-async def search_commits(ctx: JobContext, request: SearchCommitsRequest) -> SearchCommitsResponse:
+async def search_commits(run: JobRun, request: SearchCommitsRequest) -> SearchCommitsResponse:
     repo = await _repo(request.repo_path)
-    indexed_now = await _catch_up(ctx, repo)
-    store = await ctx.services.vectors()
+    indexed_now = await _catch_up(run, repo)
+    store = await run.services.vectors()
     if not await store.collection_exists(COLLECTION):
         return SearchCommitsResponse(results=[], indexed_now=indexed_now)
-    embedder = await ctx.services.embedder()
+    embedder = await run.services.embedder()
     query = (await embedder.embed([request.query]))[0]
-    store = await ctx.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    store = await run.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
     conditions: list[Condition] = [MatchValue("repo", repo.key)]
     if request.author:
         conditions.append(MatchValue("author_keys", request.author.strip().lower()))
@@ -111,21 +111,21 @@ async def search_commits(ctx: JobContext, request: SearchCommitsRequest) -> Sear
 
 
 @job(FILE_HISTORY)
-async def get_file_history(ctx: JobContext, request: FileHistoryRequest) -> FileHistoryResponse:
+async def get_file_history(run: JobRun, request: FileHistoryRequest) -> FileHistoryResponse:
     repo = await _repo(request.repo_path)
     path, results = await _git(lambda: analyze.file_history(repo, request.path, request.limit))
     return FileHistoryResponse(path=path, results=results)
 
 
 @job(CHURN_HOTSPOTS)
-async def get_churn_hotspots(ctx: JobContext, request: ChurnRequest) -> ChurnResponse:
+async def get_churn_hotspots(run: JobRun, request: ChurnRequest) -> ChurnResponse:
     repo = await _repo(request.repo_path)
     results, scanned = await _git(lambda: analyze.churn_hotspots(repo, request.days, request.limit))
     return ChurnResponse(results=results, commits_scanned=scanned)
 
 
 @job(CODE_AUTHORS)
-async def get_code_authors(ctx: JobContext, request: CodeAuthorsRequest) -> CodeAuthorsResponse:
+async def get_code_authors(run: JobRun, request: CodeAuthorsRequest) -> CodeAuthorsResponse:
     repo = await _repo(request.repo_path)
     path, results = await _git(lambda: analyze.code_authors(repo, request.path))
     return CodeAuthorsResponse(path=path, results=results)

@@ -41,7 +41,6 @@ from learning_memory.shared.contracts.learning import (
 )
 from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.learning.cache import Clustering, fingerprint
 from learning_memory.worker.learning.clusterer import (
     Cluster,
@@ -52,6 +51,7 @@ from learning_memory.worker.learning.clusterer import (
     summarise,
 )
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Filter,
@@ -69,11 +69,11 @@ VALUE_INDEXES: dict[str, PayloadIndexType] = {
 }
 
 
-async def clustering(ctx: JobContext, axis: str) -> Clustering:
+async def clustering(run: JobRun, axis: str) -> Clustering:
     """The axis's current clustering; NotFoundError with no experiences, InsufficientDataError
     with fewer than MIN_EXPERIENCES."""
     collection = collection_for(axis)
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     count = await store.count(collection) if await store.collection_exists(collection) else 0
     if count == 0:
         raise NotFoundError(f"No experiences on axis {axis} yet: resolve GHAP entries (resolve_ghap) first")
@@ -81,17 +81,17 @@ async def clustering(ctx: JobContext, axis: str) -> Clustering:
         raise InsufficientDataError(
             f"Axis {axis} has {count} experiences; clustering needs at least {MIN_EXPERIENCES}"
         )
-    version = await ctx.services.axis_versions.get(axis)
+    version = await run.services.axis_versions.get(axis)
 
     async def compute(key: str) -> Clustering:
-        return await _compute(ctx, axis, key)
+        return await _compute(run, axis, key)
 
-    return await ctx.services.clusterings.get(axis, fingerprint(axis, version, count), compute)
+    return await run.services.clusterings.get(axis, fingerprint(axis, version, count), compute)
 
 
-async def _compute(ctx: JobContext, axis: str, key: str) -> Clustering:
+async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
     started = time.perf_counter()
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     collection = collection_for(axis)
     # One read, ordered by id: the same points always come in the same order, so get the same labels.
     total = await store.count(collection)
@@ -99,7 +99,7 @@ async def _compute(ctx: JobContext, axis: str, key: str) -> Clustering:
     records = [record for record in records if record.vector is not None]
     vectors = normalise([record.vector or [] for record in records])
     weights = [_weight(record.payload) for record in records]
-    settings = ctx.services.settings
+    settings = run.services.settings
     dimensions = settings.cluster_dimensions
     labels = await asyncio.to_thread(
         cluster_labels, vectors, settings.min_cluster_size, settings.min_samples, dimensions
@@ -148,8 +148,8 @@ def _cluster(found: Clustering, label: int) -> Cluster:
 
 
 @job(GET_CLUSTERS)
-async def get_clusters(ctx: JobContext, request: GetClustersRequest) -> GetClustersResponse:
-    found = await clustering(ctx, request.axis)
+async def get_clusters(run: JobRun, request: GetClustersRequest) -> GetClustersResponse:
+    found = await clustering(run, request.axis)
     clusters = [
         ClusterInfo(
             cluster_id=cluster_id(request.axis, c.label),
@@ -175,14 +175,12 @@ def _member(point: str, payload: dict[str, Any], similarity: float) -> ClusterMe
 
 
 @job(GET_CLUSTER_MEMBERS)
-async def get_cluster_members(
-    ctx: JobContext, request: GetClusterMembersRequest
-) -> GetClusterMembersResponse:
-    found = await clustering(ctx, request.axis)
+async def get_cluster_members(run: JobRun, request: GetClusterMembersRequest) -> GetClusterMembersResponse:
+    found = await clustering(run, request.axis)
     cluster = _cluster(found, request.label)
     chosen = cluster.members[: request.limit]
     ids = [found.point_ids[i] for i in chosen]
-    records = {r.id: r for r in await (await ctx.services.vectors()).get(collection_for(request.axis), ids)}
+    records = {r.id: r for r in await (await run.services.vectors()).get(collection_for(request.axis), ids)}
     members = [
         # For unit vectors, cosine similarity = 1 - distance² / 2.
         _member(point, records[point].payload, 1.0 - float(distance) ** 2 / 2)
@@ -199,11 +197,11 @@ async def get_cluster_members(
     )
 
 
-async def _judge(ctx: JobContext, axis: str, label: int, text: str) -> tuple[Clustering, Cluster, Verdict]:
-    found = await clustering(ctx, axis)
+async def _judge(run: JobRun, axis: str, label: int, text: str) -> tuple[Clustering, Cluster, Verdict]:
+    found = await clustering(run, axis)
     cluster = _cluster(found, label)
-    vector = (await (await ctx.services.embedder()).embed([text]))[0]
-    return found, cluster, judge(cluster, vector, ctx.services.settings.value_threshold_k)
+    vector = (await (await run.services.embedder()).embed([text]))[0]
+    return found, cluster, judge(cluster, vector, run.services.settings.value_threshold_k)
 
 
 def _reason(verdict: Verdict, k: float) -> str | None:
@@ -217,14 +215,14 @@ def _reason(verdict: Verdict, k: float) -> str | None:
 
 
 @job(VALIDATE_VALUE)
-async def validate_value(ctx: JobContext, request: ValidateValueRequest) -> ValueValidation:
-    found, cluster, verdict = await _judge(ctx, request.axis, request.label, request.text)
+async def validate_value(run: JobRun, request: ValidateValueRequest) -> ValueValidation:
+    found, cluster, verdict = await _judge(run, request.axis, request.label, request.text)
     return ValueValidation(
         valid=verdict.valid,
         similarity=round(verdict.similarity, 6) if verdict.valid else None,
         centroid_distance=round(verdict.distance, 6),
         threshold_distance=round(verdict.threshold, 6),
-        reason=_reason(verdict, ctx.services.settings.value_threshold_k),
+        reason=_reason(verdict, run.services.settings.value_threshold_k),
         cluster_id=cluster_id(request.axis, cluster.label),
         cluster_size=cluster.size,
         clustering_id=found.clustering_id,
@@ -232,12 +230,12 @@ async def validate_value(ctx: JobContext, request: ValidateValueRequest) -> Valu
 
 
 @job(STORE_VALUE)
-async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecord:
-    found, cluster, verdict = await _judge(ctx, request.axis, request.label, request.text)
+async def store_value(run: JobRun, request: StoreValueRequest) -> ValueRecord:
+    found, cluster, verdict = await _judge(run, request.axis, request.label, request.text)
     if not verdict.valid:
         raise ValidationError(
             f"Value not stored: it does not fit {cluster_id(request.axis, cluster.label)}. "
-            f"{_reason(verdict, ctx.services.settings.value_threshold_k)}"
+            f"{_reason(verdict, run.services.settings.value_threshold_k)}"
         )
     record = ValueRecord(
         id=request.id,
@@ -252,9 +250,9 @@ async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecor
         centroid_distance=round(verdict.distance, 6),
         threshold_distance=round(verdict.threshold, 6),
     )
-    embedder = await ctx.services.embedder()
+    embedder = await run.services.embedder()
     vector = (await embedder.embed([request.text]))[0]  # from the embedding cache by now
-    store = await ctx.services.collection(
+    store = await run.services.collection(
         CollectionSpec(VALUES_COLLECTION, embedder.dimension, VALUE_INDEXES)
     )
     payload = record.model_dump(mode="json", exclude={"id"})
@@ -271,8 +269,8 @@ async def store_value(ctx: JobContext, request: StoreValueRequest) -> ValueRecor
 
 
 @job(LIST_VALUES)
-async def list_values(ctx: JobContext, request: ListValuesRequest) -> ListValuesResponse:
-    store = await ctx.services.vectors()
+async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResponse:
+    store = await run.services.vectors()
     if not await store.collection_exists(VALUES_COLLECTION):
         return ListValuesResponse(results=[], count=0)
     where = Filter((MatchValue("axis", request.axis),) if request.axis else ())

@@ -24,8 +24,8 @@ from learning_memory.shared.contracts.memory import (
     ScoredMemory,
     StoreMemoryRequest,
 )
-from learning_memory.worker.context import JobContext
 from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Condition,
@@ -48,15 +48,15 @@ INDEXES: dict[str, PayloadIndexType] = {
 }
 
 
-async def _store(ctx: JobContext) -> VectorStore:
+async def _store(run: JobRun) -> VectorStore:
     """The store with the memories collection, created for the model's dimension if new."""
-    embedder = await ctx.services.embedder()
-    return await ctx.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    embedder = await run.services.embedder()
+    return await run.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
 
 
-async def _existing_store(ctx: JobContext) -> VectorStore | None:
+async def _existing_store(run: JobRun) -> VectorStore | None:
     """The store if the collection exists: listing and deleting need no model, so no waiting for it."""
-    store = await ctx.services.vectors()
+    store = await run.services.vectors()
     return store if await store.collection_exists(COLLECTION) else None
 
 
@@ -73,19 +73,19 @@ def _record(point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
 
 
 @job(STORE_MEMORY)
-async def store_memory(ctx: JobContext, request: StoreMemoryRequest) -> MemoryRecord:
+async def store_memory(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord:
     memory = request.memory
-    vector = (await (await ctx.services.embedder()).embed([memory.content]))[0]
-    store = await _store(ctx)
+    vector = (await (await run.services.embedder()).embed([memory.content]))[0]
+    store = await _store(run)
     # The id came with the request, so a retried job replaces the point it already wrote.
     await store.upsert(COLLECTION, [PointData(memory.id, vector, _payload(memory))])
     return memory
 
 
 @job(RETRIEVE_MEMORIES)
-async def retrieve_memories(ctx: JobContext, request: RetrieveMemoriesRequest) -> RetrieveMemoriesResponse:
-    query = (await (await ctx.services.embedder()).embed([request.query]))[0]
-    store = await _store(ctx)
+async def retrieve_memories(run: JobRun, request: RetrieveMemoriesRequest) -> RetrieveMemoriesResponse:
+    query = (await (await run.services.embedder()).embed([request.query]))[0]
+    store = await _store(run)
     conditions: list[Condition] = []
     if request.category is not None:
         conditions.append(MatchValue("category", request.category))
@@ -102,8 +102,8 @@ async def retrieve_memories(ctx: JobContext, request: RetrieveMemoriesRequest) -
 
 
 @job(LIST_MEMORIES)
-async def list_memories(ctx: JobContext, request: ListMemoriesRequest) -> ListMemoriesResponse:
-    store = await _existing_store(ctx)
+async def list_memories(run: JobRun, request: ListMemoriesRequest) -> ListMemoriesResponse:
+    store = await _existing_store(run)
     if store is None:
         return ListMemoriesResponse(results=[], total=0)
     conditions: list[Condition] = []
@@ -122,8 +122,8 @@ async def list_memories(ctx: JobContext, request: ListMemoriesRequest) -> ListMe
 
 
 @job(DELETE_MEMORY)
-async def delete_memory(ctx: JobContext, request: DeleteMemoryRequest) -> DeleteMemoryResponse:
-    store = await _existing_store(ctx)
+async def delete_memory(run: JobRun, request: DeleteMemoryRequest) -> DeleteMemoryResponse:
+    store = await _existing_store(run)
     if store is None:
         return DeleteMemoryResponse(deleted=False)
     found = await store.get(COLLECTION, [request.id])

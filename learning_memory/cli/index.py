@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from learning_memory.server.cli.client import result_payload, stdio_session
+from learning_memory.cli.client import result_payload, stdio_session
 
 POLL_S = 0.5
 BAR_WIDTH = 30

@@ -12,9 +12,9 @@ from typing import Any
 
 from mcp import Client
 
-from learning_memory.server.cli import demo_project
-from learning_memory.server.cli.client import result_payload, stdio_session
-from learning_memory.server.cli.samples import demo_entries
+from learning_memory.cli import demo_project
+from learning_memory.cli.client import result_payload, stdio_session
+from learning_memory.cli.samples import demo_entries
 
 # The demo runs against the user's real data folder: it removes what it stores.
 DEMO_MEMORIES = [

@@ -1,4 +1,5 @@
-"""What a job function gets: the worker's long-lived services plus this run's id, try and progress."""
+"""The worker's long-lived services, built once on first need, and what each job function gets: a
+:class:`JobRun`, those services plus this run's id, try and progress reporter."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from learning_memory.shared import __version__
-from learning_memory.shared.jobs import WorkerIdentity
+from learning_memory.shared.jobs import ProgressReporter, WorkerIdentity, no_progress
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
 from learning_memory.worker.git.watermarks import Watermarks
@@ -32,16 +33,6 @@ if TYPE_CHECKING:
     from learning_memory.worker.vectors.base import CollectionSpec, VectorStore
 
 log = get_logger(__name__)
-
-
-class ProgressReporter(Protocol):
-    async def __call__(
-        self, current: float, total: float | None = None, message: str | None = None
-    ) -> None: ...
-
-
-async def no_progress(current: float, total: float | None = None, message: str | None = None) -> None:
-    """For callers that do not watch progress."""
 
 
 def new_identity() -> WorkerIdentity:
@@ -200,7 +191,9 @@ class WorkerServices:
 
 
 @dataclass
-class JobContext:
+class JobRun:
+    """One try of one job: the first argument of every job function."""
+
     services: WorkerServices
     job_id: str
     job_try: int

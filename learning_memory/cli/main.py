@@ -53,7 +53,7 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> int:
-    from learning_memory.server.app import build_server
+    from learning_memory.composition import build_server
     from learning_memory.shared.settings import get_settings
 
     server = build_server()
@@ -75,7 +75,7 @@ def _worker(exit_when_idle: bool, check: bool) -> int:
 
 
 async def _call(tool: str, arguments: str) -> int:
-    from learning_memory.server.cli.client import result_payload, stdio_session
+    from learning_memory.cli.client import result_payload, stdio_session
 
     try:
         args = json.loads(arguments)
@@ -92,7 +92,7 @@ async def _call(tool: str, arguments: str) -> int:
 
 
 async def _status() -> int:
-    from learning_memory.server.cli.status import collect_status
+    from learning_memory.cli.status import collect_status
     from learning_memory.shared.settings import get_settings
 
     print(json.dumps(await collect_status(get_settings()), indent=2))
@@ -106,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return session_start()
     if args.command == "claude":  # needs no settings: a bad LMS_* value must not block (un)installing
-        from learning_memory.server.cli.claude import run
+        from learning_memory.cli.claude import run
 
         return run(args.action, args.scope)
     front = None
@@ -135,10 +135,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "status":
             return asyncio.run(_status())
         if args.command == "index":
-            from learning_memory.server.cli.index import run_index
+            from learning_memory.cli.index import run_index
 
             return asyncio.run(run_index(args.path, args.project, not args.no_recursive))
-        from learning_memory.server.cli.demo import run_demo
+        from learning_memory.cli.demo import run_demo
 
         return asyncio.run(run_demo())
     except ConfigError as exc:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from learning_memory.server.hooks.test_runs import Counts, classify, counts, exit_code, summary
+from learning_memory.server.hooks.run_outcomes import Counts, classify, counts, exit_code, summary
 
 
 @pytest.mark.parametrize(

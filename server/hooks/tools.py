@@ -20,9 +20,9 @@ from mcp.server.mcpserver import Context, MCPServer
 from pydantic import Field
 
 from learning_memory.server.fail_open import within_budget
-from learning_memory.server.hooks import test_runs
+from learning_memory.server.hooks import run_outcomes
 from learning_memory.server.hooks.answer import hook_answer
-from learning_memory.server.services import AppContext, app_context
+from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.tool_errors import tool
 from learning_memory.server.tools.context import assemble, render
 from learning_memory.server.tools.inputs import utf8_safe
@@ -47,7 +47,7 @@ _PREDICTS_RUN = re.compile(
 )
 
 
-def _tracking(app: AppContext) -> bool:
+def _tracking(app: AppServices) -> bool:
     """Whether this project has a journal at all: a hook must not create one in every project."""
     return app.settings.journal_dir.is_dir()
 
@@ -76,7 +76,7 @@ def _outcome_line(entry: GhapEntry, evidence: Evidence) -> str | None:
     )
 
 
-def register(server: MCPServer[AppContext]) -> None:
+def register(server: MCPServer[AppServices]) -> None:
     @tool(
         server,
         name="hook_prompt_context",
@@ -86,8 +86,8 @@ def register(server: MCPServer[AppContext]) -> None:
             "yourself instead."
         ),
     )
-    async def hook_prompt_context(ctx: Context[AppContext, Any], prompt: str = "") -> str:
-        app = app_context(ctx)
+    async def hook_prompt_context(ctx: Context[AppServices, Any], prompt: str = "") -> str:
+        app = app_services(ctx)
         query = utf8_safe(prompt).strip()
         if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
             return ""
@@ -117,23 +117,23 @@ def register(server: MCPServer[AppContext]) -> None:
         ),
     )
     async def hook_tool_outcome(
-        ctx: Context[AppContext, Any],
+        ctx: Context[AppServices, Any],
         command: str = "",
         output: str = "",
         stderr: str = "",
         error: Annotated[str, Field(description="Claude Code's error text of a failed run.")] = "",
         event: str = "PostToolUse",
     ) -> str:
-        app = app_context(ctx)
-        kind = test_runs.classify(command)
+        app = app_services(ctx)
+        kind = run_outcomes.classify(command)
         if kind is None or event not in ("PostToolUse", "PostToolUseFailure") or not _tracking(app):
             return ""
 
         async def work() -> str:
             failed_run = event == "PostToolUseFailure"
-            code = (test_runs.exit_code(error) or 1) if failed_run else 0
+            code = (run_outcomes.exit_code(error) or 1) if failed_run else 0
             text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
-            counts = test_runs.counts(text)
+            counts = run_outcomes.counts(text)
             evidence = Evidence(
                 kind=kind,
                 command=one_line(utf8_safe(command), 300),
@@ -141,7 +141,7 @@ def register(server: MCPServer[AppContext]) -> None:
                 exit_code=code,
                 tests_passed=counts.passed,
                 tests_failed=counts.failed,
-                summary=test_runs.summary(kind, counts, code),
+                summary=run_outcomes.summary(kind, counts, code),
                 at=datetime.now(UTC),
             )
             entry = await asyncio.to_thread(app.journal.add_evidence, evidence)
@@ -158,8 +158,8 @@ def register(server: MCPServer[AppContext]) -> None:
             "background when its project is indexed for search_code. Answers nothing."
         ),
     )
-    async def hook_file_changed(ctx: Context[AppContext, Any], file_path: str = "") -> str:
-        app = app_context(ctx)
+    async def hook_file_changed(ctx: Context[AppServices, Any], file_path: str = "") -> str:
+        app = app_services(ctx)
         path = Path(utf8_safe(file_path).strip())
         if not path.is_absolute():
             return ""
@@ -180,8 +180,8 @@ def register(server: MCPServer[AppContext]) -> None:
             "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."
         ),
     )
-    async def hook_stop(ctx: Context[AppContext, Any], stop_hook_active: str = "false") -> str:
-        app = app_context(ctx)
+    async def hook_stop(ctx: Context[AppServices, Any], stop_hook_active: str = "false") -> str:
+        app = app_services(ctx)
         if stop_hook_active.strip().lower() == "true" or not _tracking(app):
             return ""  # continuing because of a Stop hook already: never hold the agent twice
 

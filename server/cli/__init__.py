@@ -1,1 +1,0 @@
-"""The ``learning-memory`` command."""
