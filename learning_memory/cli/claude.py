@@ -24,12 +24,21 @@ MARKETPLACE = "learning-memory"
 PLUGIN = "learning-memory"
 PLUGIN_ID = f"{PLUGIN}@{MARKETPLACE}"
 SCOPES = ("user", "project", "local")
-# The marketplace this module ships with: the checkout an editable install runs in place (links
-# resolved), or the installed package, which carries the marketplace and its plugin as data.
-MARKETPLACE_ROOT = Path(__file__).resolve().parents[2]
 # Where `make test` installs the pinned Claude Code, relative to the checkout.
 LOCAL_CLAUDE = Path(".tools/claude/node_modules/.bin/claude")
 CLAUDE_TIMEOUT_S = 120
+
+
+def _marketplace_root() -> Path:
+    """The marketplace this module ships with: the checkout an editable install runs in place,
+    or the installed package, which carries the marketplace and its plugin as data (in a
+    checkout, the package holds links to the repository's own)."""
+    package = Path(__file__).resolve().parents[1]
+    checkout = package.parent
+    return checkout if (checkout / ".claude-plugin" / "marketplace.json").is_file() else package
+
+
+MARKETPLACE_ROOT = _marketplace_root()
 
 INSTALL_HINT = (
     "Claude Code's `claude` command was not found on PATH. Install it "
