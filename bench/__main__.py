@@ -1,8 +1,8 @@
 """``python -m bench queue | all [--out DIR] [--redis-url URL]``.
 
-A benchmark is a module ``bench/<name>.py`` with ``add_arguments(parser)`` and
-``async def run(args) -> dict``; adding one means adding its name to ``BENCHMARKS`` (or to
-``ON_DEMAND``, which `all` leaves out).
+A benchmark is a module ``bench/<name>.py`` (or a package ``bench/<name>/``) with
+``add_arguments(parser)`` and ``async def run(args) -> dict``; adding one means adding its name
+to ``BENCHMARKS`` (or to ``ON_DEMAND``, which `all` leaves out).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ ON_DEMAND: tuple[str, ...] = ("semble", "ranking")
 
 
 class Benchmark(Protocol):
-    """What a ``bench/<name>.py`` module provides."""
+    """What a ``bench/<name>.py`` module (or ``bench/<name>/`` package) provides."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.claude_code import ClaudeCodeMissing, ClaudeHome, pinned_claude
 from tests.e2e.test_cli_http import assert_demo_ran
+from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, pinned_claude
 
 pytestmark = pytest.mark.slow
 
