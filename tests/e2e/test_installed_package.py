@@ -78,6 +78,7 @@ def test_the_wheel_holds_one_namespaced_package(wheel: Path) -> None:
     assert tops == {"learning_memory"}
     assert "learning_memory/.claude-plugin/marketplace.json" in names
     assert "learning_memory/plugin/hooks/hooks.json" in names
+    assert "learning_memory/cli/sample_experiences.json" in names  # the demo's data
     for module in (
         "server/app.py",
         "worker/main.py",
