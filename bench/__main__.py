@@ -1,8 +1,8 @@
 """``python -m bench queue | all [--out DIR] [--redis-url URL]``.
 
-A benchmark is a module ``bench/<name>.py`` with ``add_arguments(parser)`` and
-``async def run(args) -> dict``; adding one means adding its name to ``BENCHMARKS`` (or to
-``ON_DEMAND``, which `all` leaves out).
+A benchmark is a module ``bench/<name>.py`` (or a package ``bench/<name>/``) with
+``add_arguments(parser)`` and ``async def run(args) -> dict``; adding one means adding its name
+to ``BENCHMARKS`` (or to ``ON_DEMAND``, which `all` leaves out).
 """
 
 from __future__ import annotations
@@ -35,11 +35,11 @@ BENCHMARKS: tuple[str, ...] = (
     "shared_state",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
-ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "adapter")
+ON_DEMAND: tuple[str, ...] = ("semble", "ranking")
 
 
 class Benchmark(Protocol):
-    """What a ``bench/<name>.py`` module provides."""
+    """What a ``bench/<name>.py`` module (or ``bench/<name>/`` package) provides."""
 
     def add_arguments(self, parser: argparse.ArgumentParser) -> None: ...
 

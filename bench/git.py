@@ -23,8 +23,8 @@ from typing import Any
 from mcp import Client
 
 from bench.common import BenchError, print_table, progress, report_tool_targets
-from bench.git_history import TOPICS, append, generate, touched_files
 from bench.processes import serving
+from tests.support.git_history import TOPICS, append, generate, touched_files
 
 # p95 targets of the issue, and the seed's own in brackets.
 TARGETS_P95_MS = {

@@ -20,14 +20,14 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from bench.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude, tool
-from bench.processes import REPO_ROOT
-from bench.scripted_model import Request, Script, Turn, call, last_tool_result, say
 from learning_memory.cli.client import result_payload
 from learning_memory.cli.samples import demo_entries
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.helpers import stop_process, wait_for
+from tests.support import REPO_ROOT
+from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude, tool
+from tests.support.scripted_model import Request, Script, Turn, call, last_tool_result, say
 
 try:
     CLAUDE = pinned_claude()

@@ -14,12 +14,12 @@ import pytest
 from mcp import Client
 from redis.asyncio import Redis
 
-from bench.git_history import generate
 from learning_memory.cli.client import result_payload
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.e2e.conftest import stdio_client
 from tests.git_repo import RETRY_MESSAGE, build_repo
 from tests.helpers import wait_for
+from tests.support.git_history import generate
 
 pytestmark = pytest.mark.slow
 

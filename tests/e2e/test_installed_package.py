@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.claude_code import ClaudeCodeMissing, ClaudeHome, pinned_claude
 from tests.e2e.test_cli_http import assert_demo_ran
+from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, pinned_claude
 
 pytestmark = pytest.mark.slow
 
@@ -78,6 +78,7 @@ def test_the_wheel_holds_one_namespaced_package(wheel: Path) -> None:
     assert tops == {"learning_memory"}
     assert "learning_memory/.claude-plugin/marketplace.json" in names
     assert "learning_memory/plugin/hooks/hooks.json" in names
+    assert "learning_memory/cli/sample_experiences.json" in names  # the demo's data
     for module in (
         "server/app.py",
         "worker/main.py",

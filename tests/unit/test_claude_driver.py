@@ -9,9 +9,9 @@ from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
-from bench.claude_code import Session
-from bench.claude_debug_log import hook_timings, label_unnamed
-from bench.scripted_model import (
+from tests.support.claude_code import Session
+from tests.support.claude_debug_log import hook_timings, label_unnamed
+from tests.support.scripted_model import (
     DONE_REPLY,
     SIDE_REPLY,
     Request,

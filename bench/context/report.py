@@ -198,7 +198,7 @@ def report(
     if "latency" in silent_part:
         verdicts["hooks_without_redis"] = all(s["max_ms"] <= limit for s in silent_part["latency"].values())
     if claude is not None:
-        from bench.context_claude import print_report  # only with Claude Code installed
+        from bench.context.claude import print_report  # only with Claude Code installed
 
         print_report(claude)
     print(

@@ -1,7 +1,7 @@
 """The hooks' latency as Claude Code itself measures it: real headless sessions with the plugin
 installed, a scripted model, related and unrelated prompts, a test run through Bash and a Write.
 
-Uses ``bench.claude_code`` (the driver) and reads each session's debug file for per-hook times.
+Uses ``tests.support.claude_code`` (the driver) and reads each session's debug file for per-hook times.
 The sessions' MCP server is the plugin's own ``learning-memory serve``, pointed by the
 environment at the bench's Redis namespace, data and journal, so its warm worker answers.
 """
@@ -12,9 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from bench.claude_code import ClaudeHome
 from bench.common import latency_summary_ms, print_table, progress
-from bench.scripted_model import call, say
+from tests.support.claude_code import ClaudeHome
+from tests.support.scripted_model import call, say
 
 PASSING_TEST = "def test_totals():\n    assert round(0.1 + 0.2, 2) == 0.3\n"
 

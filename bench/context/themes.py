@@ -1,10 +1,10 @@
 """The second labelled set of ``bench context``: a bar (or a ranking change) chosen on the first
 set must hold on another history too.
 
-The history is the bundled sample experiences (learning_memory/cli/samples.py, eight themes); a related
-prompt of ``data/context_themes.json`` names the theme whose experiences should surface, any of
-them; an unrelated prompt should get nothing. Its own worker and data folder, so the two
-histories never mix.
+The history is the bundled sample experiences (``learning_memory.cli.samples``, eight themes); a
+related prompt of ``bench/data/context_themes.json`` names the theme whose experiences should
+surface, any of them; an unrelated prompt should get nothing. Its own worker and data folder, so
+the two histories never mix.
 """
 
 from __future__ import annotations
@@ -16,13 +16,12 @@ from statistics import mean
 from typing import Any
 
 from bench.common import print_table, progress
-from bench.context import _ITEM_ID, _call, hook_text, injected_context
+from bench.context.calls import ITEM_ID, call, hook_text, injected_context
+from bench.context.report import PROMPT_MAX_ITEMS, TOP
 from bench.processes import serving
 from learning_memory.cli.samples import THEMES, demo_entries
 
-THEMES_PATH = Path(__file__).resolve().parent / "data" / "context_themes.json"
-TOP = 3
-PROMPT_MAX_ITEMS = 4
+THEMES_PATH = Path(__file__).resolve().parents[1] / "data" / "context_themes.json"
 
 
 def _quality(rows: list[dict[str, Any]], pick: Any) -> dict[str, float]:
@@ -39,18 +38,18 @@ async def run_themes(
     labelled = json.loads(THEMES_PATH.read_text())
     await asyncio.to_thread(tmp.mkdir, parents=True, exist_ok=True)
     async with serving(redis_url, tmp, extra_env=env) as (client, _):
-        await _call(client, "assemble_context", {"query": "warm-up"})  # the model is loaded
+        await call(client, "assemble_context", {"query": "warm-up"})  # the model is loaded
         theme_of: dict[str, str] = {}
         for sample in demo_entries():
-            await _call(client, "start_ghap", sample.start)
-            answer = await _call(client, "resolve_ghap", sample.resolve)
+            await call(client, "start_ghap", sample.start)
+            answer = await call(client, "resolve_ghap", sample.resolve)
             theme_of[f"exp:{answer['id']}"] = THEMES[sample.theme].name
         progress(f"context: second set, {len(theme_of)} sample experiences seeded; judging prompts")
         rows = []
         for prompt in labelled["prompts"]:
             text, _ = await hook_text(client, "hook_prompt_context", {"prompt": prompt["text"]})
-            injected = [theme_of.get(i, i) for i in dict.fromkeys(_ITEM_ID.findall(injected_context(text)))]
-            ranked = await _call(
+            injected = [theme_of.get(i, i) for i in dict.fromkeys(ITEM_ID.findall(injected_context(text)))]
+            ranked = await call(
                 client,
                 "assemble_context",
                 {"query": prompt["text"], "budget_tokens": 4_000, "min_score": 0.0},

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from bench.claude_debug_log import HookTiming, hook_timings, label_unnamed
-from bench.processes import REPO_ROOT
-from bench.scripted_model import Request, Script, ScriptedModel
 from learning_memory.cli.claude import PLUGIN_ID, ClaudeCode, find_claude, install
+from tests.support import REPO_ROOT
+from tests.support.claude_debug_log import HookTiming, hook_timings, label_unnamed
+from tests.support.scripted_model import Request, Script, ScriptedModel
 
 CLAUDE_CODE_VERSION = "2.1.330"
 SERVER = "plugin:learning-memory:learning-memory"
