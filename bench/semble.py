@@ -452,7 +452,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.repos_dir is None:
         raise BenchError(
             "--repos-dir is required: a folder with each repository of repos.json checked out at its "
-            "revision in a sub-folder named after it (see the README's Performance section)"
+            "revision in a sub-folder named after it (see docs/benchmarks.md)"
         )
     repos, published = _load_data(args.data)
     selected = _select(repos, args.repos)

@@ -1,7 +1,7 @@
 """The embedder on ONNX Runtime: a sentence-transformers model exported once to an ONNX graph and
 run without torch, transformers or sentence-transformers in the process.
 
-torch alone held most of the worker's memory (the README's performance section has the figures). Here the
+torch alone held most of the worker's memory (docs/benchmarks.md has the figures). Here the
 worker holds the ONNX session and a Rust tokenizer. An export lives in a folder of the models
 cache (``LMS_MODELS_DIR``), shared by every data folder, named after the model and a fingerprint
 of its files and of what reads the export:

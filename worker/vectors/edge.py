@@ -1,7 +1,7 @@
 """Qdrant Edge, the embedded default: one EdgeShard per collection under ``<LMS_DATA_DIR>/vectors``.
 
 What qdrant-edge-py 0.9 does that shaped this module (measured on 2 busy cores with ``python -m
-bench vectors``; the README has the figures):
+bench vectors``; docs/benchmarks.md has the figures):
 
 - **Every EdgeShard call holds the GIL for its whole duration** (a thread ticking beside it
   stalls as long as the call): ``asyncio.to_thread`` frees nothing and adds its own cost. Reads
