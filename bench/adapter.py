@@ -114,7 +114,7 @@ async def _ranking(args: argparse.Namespace, matrix: Matrix) -> dict[str, Any]:
     """Both quality sets re-scored by bench ranking, as search_code is and with the map applied."""
     from bench import ranking
     from bench.semble import DEFAULT_DATA
-    from learning_memory.worker.code import search
+    from learning_memory.worker.code.search import hybrid
 
     options = argparse.Namespace(
         semble_work=args.semble_work,
@@ -126,23 +126,22 @@ async def _ranking(args: argparse.Namespace, matrix: Matrix) -> dict[str, Any]:
         baseline=None,
         reindex=None,
     )
-    plain = search._embed_query
+    plain = hybrid._embed_query
 
-    async def moved(services: Any, request: Any) -> Any:
-        vector, store = await plain(services, request)
-        if request.mode != "semantic":  # a question in words, not a snippet
-            vector = vector @ matrix
-            vector = (vector / np.linalg.norm(vector)).astype(np.float32)
+    async def moved(services: Any, query: Any, scope: Any) -> Any:
+        vector, store = await plain(services, query, scope)  # a question in words, not a snippet
+        vector = vector @ matrix
+        vector = (vector / np.linalg.norm(vector)).astype(np.float32)
         return vector, store
 
     out: dict[str, Any] = {}
     for name in ("as_is", "moved"):
         progress(f"adapter: bench ranking, questions {name.replace('_', ' ')}")
-        search._embed_query = moved if name == "moved" else plain
+        hybrid._embed_query = moved if name == "moved" else plain
         try:
             out[name] = _figures(await ranking.run(options))
         finally:
-            search._embed_query = plain
+            hybrid._embed_query = plain
     keys = sorted({key for figures in out.values() for key in figures})
     print_table(
         ["figure", "as is", "adapter", "change"],

@@ -2,7 +2,7 @@
 
 A function or class with a docstring gives one pair: the question is the docstring's first
 paragraph (what a developer would ask for, in words); the code is the unit's text as the
-indexer embeds it (``worker.code.units.embedding_text``), both as indexed (``indexed``) and with
+indexer embeds it (``worker.code.index.units.embedding_text``), both as indexed (``indexed``) and with
 the docstring taken out (``target``), so that the adapter learns to reach code from words rather
 than only to find the question's own sentence again. Units come from our own parser, so they are
 cut and read as indexed units are.
@@ -24,8 +24,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from learning_memory.shared.contracts.code import CodeUnit
-from learning_memory.worker.code.parser import parse_source
-from learning_memory.worker.code.units import embedding_text, query_text
+from learning_memory.worker.code.index.parser import parse_source
+from learning_memory.worker.code.index.units import embedding_text
+from learning_memory.worker.code.search.query import query_text
 
 # Searched by bench code_quality (httpx, httpcore, structlog, GitPython, arq, click: their
 # vendored copies too) and by bench semble (flask, requests, click); gitdb is GitPython's own.
@@ -68,7 +69,7 @@ class Pair:
     package: str
     file_path: str
     qualified_name: str
-    question: str  # as search_code embeds a query (worker.code.units.query_text)
+    question: str  # as search_code embeds a query (worker.code.search.query.query_text)
     target: str  # as the indexer embeds a unit, docstring removed
     indexed: str  # as the indexer embeds it
 

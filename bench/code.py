@@ -134,7 +134,7 @@ async def _idle_rss_mib(client: Client, pid: int) -> float | None:
 
 def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
     """Every unit of the corpus's Python files, parsed as the indexer parses them."""
-    from learning_memory.worker.code.parser import language_for, parse_source
+    from learning_memory.worker.code.index.parser import language_for, parse_source
 
     units: list[CodeUnit] = []
     for path in sorted(corpus.rglob("*.py")):
@@ -148,7 +148,7 @@ def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
 
 def _unit_texts(corpus: Path) -> list[str]:
     """The embedding texts of every unit in the corpus, as the indexer builds them."""
-    from learning_memory.worker.code.units import embedding_text
+    from learning_memory.worker.code.index.units import embedding_text
 
     return [embedding_text(unit) for unit in corpus_units(corpus)]
 
@@ -160,9 +160,9 @@ async def _model_alone(
     on a random sample of the corpus's unit texts in the pipeline's batch size, and the seconds
     one snippet's head takes."""
     from learning_memory.shared.paths import default_models_dir
-    from learning_memory.worker.code.filler import BATCH as EMBED_BATCH
-    from learning_memory.worker.code.search import MAX_SNIPPET_EMBED_TOKENS
-    from learning_memory.worker.code.units import query_text
+    from learning_memory.worker.code.index.filler import BATCH as EMBED_BATCH
+    from learning_memory.worker.code.search.query import query_text
+    from learning_memory.worker.code.search.similar import MAX_SNIPPET_EMBED_TOKENS
     from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
 
     texts = await asyncio.to_thread(_unit_texts, corpus)

@@ -3,12 +3,13 @@
 A ranking change is kept only when it helps both the public benchmark and our own labelled
 questions, and each full benchmark run re-indexes. This one indexes nothing: it opens the data
 folders kept by ``bench semble --workdir S`` and ``bench code_quality --workdir Q`` (their workers
-stopped), runs the search job's own code (``worker.code.search.search_units``) in this process on
-every query, and prints both figures: semble's NDCG@10 per category and our MRR@10. ``--baseline``
-takes an earlier run's JSON and lists the queries that moved. A change to what is indexed (unit
-texts, keyword rows) needs the full benchmarks again, or ``--reindex``. ``--per-package`` asks our
-sets of each package indexed as its own project, as a user who indexed that package would: rules
-that depend on the project (its name) act there, and the BM25 statistics are the package's.
+stopped), runs the search room's own code in this process on every query (``--mode``: see
+``bench.search_modes``), and prints both figures: semble's NDCG@10 per category and our MRR@10.
+``--baseline`` takes an earlier run's JSON and lists the queries that moved. A change to what is
+indexed (unit texts, keyword rows) needs the full benchmarks again, or ``--reindex``.
+``--per-package`` asks our sets of each package indexed as its own project, as a user who indexed
+that package would: rules that depend on the project (its name) act there, and the BM25
+statistics are the package's.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from bench import code_bindings
 from bench.code_quality import PROJECT as QUALITY_PROJECT
 from bench.code_quality import _labelled, _quality, _rank
 from bench.common import BenchError, print_table, progress
+from bench.search_modes import MODES, open_services, search
 from bench.semble import (
     CATEGORIES,
     DEFAULT_DATA,
@@ -33,8 +35,6 @@ from bench.semble import (
     ndcg_at_10,
     target_rank,
 )
-from learning_memory.shared.contracts.code import SearchCodeRequest, SearchMode
-from learning_memory.shared.settings import Settings
 
 K = 10
 
@@ -48,7 +48,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repos", default=None, help="comma-separated semble repositories (default: all kept)"
     )
-    parser.add_argument("--mode", choices=("hybrid", "fused", "lexical", "semantic"), default="hybrid")
+    parser.add_argument("--mode", choices=MODES, default="hybrid")
     parser.add_argument(
         "--fast-tier", action="store_true", help="as search_code answers before any vector (no dense side)"
     )
@@ -76,27 +76,16 @@ async def _search_all(
     args: argparse.Namespace,
     roots: dict[str, Path] | None = None,
 ) -> list[Any]:
-    """The search job's answers to each (query, project) of ``asked``, after indexing each project
-    of ``roots`` again from its folder when given."""
-    from learning_memory.shared.log import configure_logging
-    from learning_memory.worker.code.search import search_units
-    from learning_memory.worker.services import WorkerServices
-
-    configure_logging("WARNING")
-    settings = Settings(
-        data_dir=data_dir, code_vectors=not args.fast_tier, queue="inline", log_level="WARNING"
-    )
-    services = WorkerServices(settings)
-    mode: SearchMode = args.mode
+    """The search room's answers to each (query, project) of ``asked`` in ``args.mode``, after
+    indexing each project of ``roots`` again from its folder when given."""
+    services = open_services(data_dir, fast_tier=args.fast_tier)
     try:
         for project, root in (roots or {}).items():
             await _reindex(services, root, project)
         return [
             [
                 hit.model_dump()
-                for hit in await search_units(
-                    services, SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
-                )
+                for hit in await search(services, query, project=project, limit=K, mode=args.mode)
             ]
             for query, project in asked
         ]

@@ -9,8 +9,8 @@ Each repository gets a worker and a data folder of its own (so BM25 statistics, 
 vectors never mix), a real MCP client over stdio, arq mode: its ``benchmark_root`` is indexed with
 ``index_codebase`` (timed once the model is loaded), then every annotated query is asked with
 ``search_code`` (limit 10, project = the repository). ``--mode lexical|semantic`` asks the search
-job directly in that mode instead, as ``bench code_quality`` does. The metric is semble's
-harness's, see :func:`ndcg_at_10`.
+room in that mode instead (``bench.search_modes``), in this process once the worker has stopped,
+as ``bench code_quality`` does. The metric is semble's harness's, see :func:`ndcg_at_10`.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 from bench.code import _call, _index, _peak_rss_mib
 from bench.common import BenchError, print_table, progress
 from bench.processes import REPO_ROOT, serving
-from learning_memory.shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
+from bench.search_modes import Mode, open_services, search
 from learning_memory.shared.settings import Settings
 
 # The data lives beside this repository, not in it: its annotations are someone else's.
@@ -38,7 +38,7 @@ DEFAULT_DATA = REPO_ROOT.parent / "shared" / "benchmarks" / "semble"
 K = 10
 CATEGORIES = ("semantic", "architecture", "symbol")
 PUBLISHED = {"semble": "semble_hybrid", "CRE hybrid": "coderankembed_hybrid", "BM25": "bm25"}
-MODES: tuple[SearchMode, ...] = ("hybrid", "lexical", "semantic")
+MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,7 +76,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         choices=MODES,
         default="hybrid",
-        help="hybrid = the search_code tool; lexical/semantic = the search job in that mode (hybrid)",
+        help="hybrid = the search_code tool; lexical/semantic = the search room in that mode (hybrid)",
     )
 
 
@@ -214,16 +214,21 @@ def _hits(found: list[dict[str, Any]], benchmark_root: str | None) -> list[Hit]:
     return [Hit(prefix + h["file_path"], int(h["start_line"]), int(h["end_line"])) for h in found]
 
 
-async def _search(
-    client: Any, job_client: Any, query: str, project: str, mode: SearchMode
-) -> list[dict[str, Any]]:
-    if mode == "hybrid":
-        answer = await _call(client, "search_code", {"query": query, "project": project, "limit": K})
-        return list(answer["results"])
-
-    request = SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
-    found = await job_client.run(SEARCH_CODE, request, budget_s=120)
-    return [hit.model_dump() for hit in found.results]
+def _judged(
+    query: Query, found: list[dict[str, Any]], seconds: float, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """One query's figures from its hits."""
+    hits = _hits(found, spec.get("benchmark_root"))
+    ranks = [target_rank(hits, t) for t in query.targets]
+    return {
+        "query": query.text,
+        "category": query.category,
+        "ndcg10": ndcg_at_10(hits, query.targets),
+        "found_any": any(r is not None for r in ranks),
+        "target_ranks": ranks,
+        "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
+        "seconds": seconds,
+    }
 
 
 async def _run_repo(
@@ -254,33 +259,25 @@ async def _run_repo(
             f"({units / index_s:.0f} units/s), every vector in {complete_s:.1f}s "
             f"(worker up and model loaded in {load_s:.0f}s)"
         )
-        job_client = None
-        if args.mode != "hybrid":
-            from learning_memory.server.transport.arq import ArqTransport
-
-            job_client = ArqTransport(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
         per_query: list[dict[str, Any]] = []
+        if args.mode == "hybrid":
+            for query in queries:
+                asked = time.perf_counter()
+                answer = await _call(
+                    client, "search_code", {"query": query.text, "project": name, "limit": K}
+                )
+                per_query.append(_judged(query, answer["results"], time.perf_counter() - asked, spec))
+    if args.mode != "hybrid":
+        # BM25 alone is no tool, and a question is no snippet: the search room answers here.
+        services = open_services(tmp / "data", fast_tier=args.fast_tier, embedding_model=args.embedding_model)
         try:
             for query in queries:
                 asked = time.perf_counter()
-                found = await _search(client, job_client, query.text, name, args.mode)
-                seconds = time.perf_counter() - asked
-                hits = _hits(found, spec.get("benchmark_root"))
-                ranks = [target_rank(hits, t) for t in query.targets]
-                per_query.append(
-                    {
-                        "query": query.text,
-                        "category": query.category,
-                        "ndcg10": ndcg_at_10(hits, query.targets),
-                        "found_any": any(r is not None for r in ranks),
-                        "target_ranks": ranks,
-                        "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
-                        "seconds": seconds,
-                    }
-                )
+                hits = await search(services, query.text, project=name, limit=K, mode=args.mode)
+                found = [hit.model_dump() for hit in hits]
+                per_query.append(_judged(query, found, time.perf_counter() - asked, spec))
         finally:
-            if job_client is not None:
-                await job_client.close()
+            await services.close()
     return {
         "language": spec["language"],
         "revision": spec["revision"],

@@ -5,7 +5,7 @@ Grammars come from the per-language wheels (``tree-sitter-python``, ...), never 
 are imported on first use of their language, so the server never pays for them.
 
 One generic walk serves every language; what differs (which nodes are functions, classes,
-decision points, comments) is data in :mod:`worker.code.languages`.
+decision points, comments) is data in :mod:`worker.code.index.languages`.
 
 Encoding: UTF-8 (a BOM is dropped). Bytes containing NUL are binary (or UTF-16) and give an
 ``encoding_error``. Other bytes that are not UTF-8 are read as Latin-1: legacy sources in
@@ -27,22 +27,22 @@ from tree_sitter import Node, Parser
 
 from learning_memory.shared.contracts.code import CodeUnit, FileError, Language, UnitType
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code.headers import is_cpp
-from learning_memory.worker.code.languages import (
+from learning_memory.worker.code.index.headers import is_cpp
+from learning_memory.worker.code.index.languages import (
     DEFAULT_ARM_PREFIXES,
     EXTENSIONS,
     LANGUAGE_SPECS,
     LOGICAL_OPERATORS,
     LangSpec,
 )
-from learning_memory.worker.code.macros import blank_macros
-from learning_memory.worker.code.module_unit import module_unit
-from learning_memory.worker.code.parse_docs import leading_comment, python_docstring
+from learning_memory.worker.code.index.macros import blank_macros
+from learning_memory.worker.code.index.module_unit import module_unit
+from learning_memory.worker.code.index.parse_docs import leading_comment, python_docstring
 
 log = get_logger(__name__)
 
 MAX_SIGNATURE_CHARS = 300
-# Mixed into each file's content hash (worker.code.indexer): bump it when parsing yields other
+# Mixed into each file's content hash (worker.code.index.indexer): bump it when parsing yields other
 # units from the same bytes, so that files indexed before are parsed again on their next index.
 PARSE_VERSION = b"units-2\0"
 _BOM = b"\xef\xbb\xbf"

@@ -391,7 +391,7 @@ EXTENSIONS: dict[str, Language] = {
     ".rs": "rust",
     ".java": "java",
     # A .h may be C or C++: C by its name, and the parser reads it as C++ when its text is
-    # (worker.code.headers), because the file is already in memory there.
+    # (worker.code.index.headers), because the file is already in memory there.
     ".c": "c",
     ".h": "c",
     ".cc": "cpp",

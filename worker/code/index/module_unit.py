@@ -23,7 +23,7 @@ from typing import Any
 from tree_sitter import Node
 
 from learning_memory.shared.contracts.code import CodeUnit
-from learning_memory.worker.code.languages import LangSpec
+from learning_memory.worker.code.index.languages import LangSpec
 
 # Less code than this (white space and comments aside) is a package line or a stray brace.
 MIN_CHARS = 60
