@@ -58,6 +58,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="our sets with each package indexed as its own project (the kept corpus, into "
         "QUALITY_WORK/packages-data on first use) and each query asked of its package",
     )
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a reranking weight changed for this run (worker.code.search.ranking.weights), e.g. "
+        "path_word=0 to measure what that rule buys; repeatable",
+    )
+    parser.add_argument(
+        "--fusion",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fusion setting changed for this run (rrf_k, lexical_weight, candidates: "
+        "worker.code.search.hybrid.Fusion); repeatable",
+    )
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier ranking.json to compare with")
     parser.add_argument(
         "--reindex",
@@ -78,6 +94,11 @@ async def _search_all(
 ) -> list[Any]:
     """The search room's answers to each (query, project) of ``asked`` in ``args.mode``, after
     indexing each project of ``roots`` again from its folder when given."""
+    from learning_memory.worker.code.search.hybrid import FUSION
+    from learning_memory.worker.code.search.ranking.weights import DEFAULT
+
+    weights = _changed(DEFAULT, args.weight, "--weight")
+    fusion = _changed(FUSION, args.fusion, "--fusion")
     services = open_services(data_dir, fast_tier=args.fast_tier)
     try:
         for project, root in (roots or {}).items():
@@ -85,12 +106,28 @@ async def _search_all(
         return [
             [
                 hit.model_dump()
-                for hit in await search(services, query, project=project, limit=K, mode=args.mode)
+                for hit in await search(
+                    services, query, project=project, limit=K, mode=args.mode, weights=weights, fusion=fusion
+                )
             ]
             for query, project in asked
         ]
     finally:
         await services.close()
+
+
+def _changed(defaults: Any, changes: list[str], flag: str) -> Any:
+    """``defaults`` (a frozen dataclass of settings) with ``changes`` (NAME=VALUE) applied."""
+    from dataclasses import fields, replace
+
+    types = {field.name: field.type for field in fields(defaults)}
+    values: dict[str, Any] = {}
+    for change in changes:
+        name, _, value = change.partition("=")
+        if name not in types or not value:
+            raise BenchError(f"{flag} {change!r}: give NAME=VALUE, NAME one of {', '.join(sorted(types))}")
+        values[name] = int(value) if types[name] in (int, "int") else float(value)
+    return replace(defaults, **values)
 
 
 async def _reindex(services: Any, root: Path, project: str) -> None:
@@ -127,7 +164,7 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
             args,
             None if root is None else {name: root},
         )
-        per_query = []
+        per_query: list[dict[str, Any]] = []
         for query, hits_found in zip(queries, found, strict=True):
             hits = _hits(hits_found, spec.get("benchmark_root"))
             per_query.append(
@@ -251,7 +288,13 @@ def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.semble_work is None and args.quality_work is None:
         raise BenchError("give --semble-work and/or --quality-work (kept indexes of earlier runs)")
-    result: dict[str, Any] = {"mode": args.mode, "fast_tier": args.fast_tier, "per_package": args.per_package}
+    result: dict[str, Any] = {
+        "mode": args.mode,
+        "fast_tier": args.fast_tier,
+        "per_package": args.per_package,
+        "weights": args.weight,
+        "fusion": args.fusion,
+    }
     rows: list[list[str]] = []
     if args.semble_work is not None:
         result["semble"] = await _semble(args)

@@ -17,6 +17,8 @@ from learning_memory.shared.contracts.code import CodeHit, SearchCodeRequest
 from learning_memory.shared.settings import Settings
 
 if TYPE_CHECKING:
+    from learning_memory.worker.code.search.hybrid import Fusion
+    from learning_memory.worker.code.search.ranking.weights import Weights
     from learning_memory.worker.services import WorkerServices
 
 Mode = Literal["hybrid", "fused", "lexical", "semantic"]
@@ -32,30 +34,45 @@ def open_services(
     from learning_memory.worker.services import WorkerServices
 
     configure_logging("WARNING")
-    model = {"embedding_model": embedding_model} if embedding_model else {}
-    settings = Settings(
-        data_dir=data_dir, code_vectors=not fast_tier, queue="inline", log_level="WARNING", **model
-    )
+    settings = Settings(data_dir=data_dir, code_vectors=not fast_tier, queue="inline", log_level="WARNING")
+    if embedding_model:
+        settings = settings.model_copy(update={"embedding_model": embedding_model})
     return WorkerServices(settings)
 
 
 async def search(
-    services: WorkerServices, query: str, *, project: str | None, limit: int, mode: Mode
+    services: WorkerServices,
+    query: str,
+    *,
+    project: str | None,
+    limit: int,
+    mode: Mode,
+    weights: Weights | None = None,
+    fusion: Fusion | None = None,
 ) -> list[CodeHit]:
-    """The hits of ``query`` in ``mode``, as the search job would answer them."""
-    from learning_memory.worker.code.search.hybrid import CANDIDATES, Scope, hybrid_candidates
+    """The hits of ``query`` in ``mode``, as the search job would answer them; ``weights`` and
+    ``fusion``: the reranking's and the fusion's settings (search_code's own when None)."""
+    from learning_memory.worker.code.search.hybrid import FUSION, Scope, hybrid_candidates
     from learning_memory.worker.code.search.query import read_query
+    from learning_memory.worker.code.search.ranking.weights import DEFAULT
     from learning_memory.worker.code.search.search_code import search_code
     from learning_memory.worker.code.search.similar import find_similar
 
+    fusion = fusion or FUSION
     if mode == "hybrid":
-        return await search_code(services, SearchCodeRequest(query=query, project=project, limit=limit))
+        request = SearchCodeRequest(query=query, project=project, limit=limit)
+        return await search_code(services, request, weights or DEFAULT, fusion)
     if mode == "semantic":
         request = SearchCodeRequest(query=query, project=project, limit=limit, mode="semantic")
         return await find_similar(services, request)
     # The fused ranking as it stands before the reordering, both sides or BM25 alone.
     found = await hybrid_candidates(
-        services, read_query(query), Scope(project), depth=max(CANDIDATES, limit), dense=mode == "fused"
+        services,
+        read_query(query),
+        Scope(project),
+        depth=max(fusion.candidates, limit),
+        dense=mode == "fused",
+        fusion=fusion,
     )
     candidates, _ = await found.load(found.top(limit))
     return await found.hits(candidates[:limit])

@@ -94,7 +94,7 @@ def test_tests_and_examples_only_when_asked_for() -> None:
 
 
 def test_a_question_about_documentation_keeps_the_doc_folder() -> None:
-    # cobra's doc/ folder holds the code generating man pages and markdown.
+    # A project's doc/ folder may hold code: the code generating man pages and markdown.
     assert adjustment(read_query("x y"), unit("GenMan", "doc/man_docs.go"))[1] == Weights().non_code_factor
     asked = read_query("documentation generation for man pages and markdown")
     assert asked.asks_non_code
@@ -369,7 +369,7 @@ def test_the_projects_own_name_is_left_out_of_what_the_model_reads() -> None:
         without_project_name("how does Flask pick an error handler", "flask")
         == "how does pick an error handler"
     )
-    # Only the whole word: flasks and fmtlib's fmt stay.
+    # Only the whole word: "flasks" stays, and so does a namespace that merely begins the name.
     assert without_project_name("flasks of fmt", "flask") == "flasks of fmt"
     assert without_project_name("fmt::format", "fmtlib") == "fmt::format"
     assert without_project_name("Flask", "flask") == "Flask"

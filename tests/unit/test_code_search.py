@@ -21,13 +21,7 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.worker.code.index.units import spelled_identifiers
 from learning_memory.worker.code.search.bm25 import match_expression
-from learning_memory.worker.code.search.hybrid import (
-    CANDIDATES,
-    LEXICAL_WEIGHT,
-    RRF_K,
-    Scope,
-    hybrid_candidates,
-)
+from learning_memory.worker.code.search.hybrid import FUSION, Scope, hybrid_candidates
 from learning_memory.worker.code.search.query import query_terms, read_query
 from learning_memory.worker.code.search.search_code import search_code as hybrid_search
 from learning_memory.worker.code.search.similar import find_similar
@@ -74,7 +68,11 @@ async def fused(
     """The fused ranking before search_code's reordering (``dense=False``: BM25 alone), composed
     from the search room's pieces as bench/search_modes.py composes its baselines."""
     found = await hybrid_candidates(
-        services, read_query(query), Scope(project, language), depth=max(CANDIDATES, limit), dense=dense
+        services,
+        read_query(query),
+        Scope(project, language),
+        depth=max(FUSION.candidates, limit),
+        dense=dense,
     )
     candidates, _ = await found.load(found.top(limit))
     return await found.hits(candidates[:limit])
@@ -130,10 +128,10 @@ async def test_hybrid_fuses_both_rankings(run: JobRun, spy: object, tmp_path: Pa
         side: {hit.id: i for i, hit in enumerate(hits, start=1)}
         for side, hits in (("semantic", semantic), ("lexical", words))
     }
-    weight = {"semantic": 1.0, "lexical": LEXICAL_WEIGHT}
+    weight, k = {"semantic": 1.0, "lexical": FUSION.lexical_weight}, FUSION.rrf_k
     for hit in fusion:
-        score = sum(weight[side] / (RRF_K + ranks[hit.id]) for side, ranks in rank.items() if hit.id in ranks)
-        assert abs(hit.score - score / ((1 + LEXICAL_WEIGHT) / (RRF_K + 1))) < 1e-9
+        score = sum(weight[side] / (k + ranks[hit.id]) for side, ranks in rank.items() if hit.id in ranks)
+        assert abs(hit.score - score / ((1 + weight["lexical"]) / (k + 1))) < 1e-9
     for hits in (fusion, hybrid):
         assert all(hit.similarity is not None for hit in hits)  # cosine to the query, keyword-only hits too
         assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)

@@ -57,7 +57,7 @@ class UnitPayload(BaseModel):
 
 def collection_spec(dimension: int) -> CollectionSpec:
     """The code units' collection. Half precision: search_code scans every vector of the projects
-    searched, and 16-bit floats halve the bytes read; rankings are the same to the benchmarks."""
+    searched, and 16-bit floats halve the bytes read; the quality sets rank the same either way."""
     return CollectionSpec(COLLECTION, dimension, INDEXES, half_precision=True)
 
 

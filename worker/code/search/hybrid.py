@@ -1,7 +1,7 @@
 """Hybrid candidates: the dense search and the BM25 search over the same filters, fused.
 
 The two rankings are fused by reciprocal rank fusion (RRF): a unit's fused score is the sum, over
-the lists it appears in, of ``weight / (RRF_K + rank)``. RRF needs no calibration between cosine
+the lists it appears in, of ``weight / (k + rank)``. RRF needs no calibration between cosine
 scores and BM25 scores, which live on unrelated scales. A unit's relevance is that sum divided by
 its maximum (first in every list asked), so 1.0 means "top of both".
 
@@ -28,15 +28,23 @@ from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.vectors.base import Condition, Filter, MatchValue, Record, VectorStore
 
-# The fusion: a rank in one list weighs weight / (RRF_K + rank). A large K flattens the lists'
-# heads, so that agreement between the two sides counts for more than either side's first place;
-# BM25 weighs a little more than the dense side, because the words a developer types are often
-# the code's own words. Measured in docs/ranking.md.
-RRF_K = 100
-LEXICAL_WEIGHT = 1.25
-# Taken from each list before fusing, deeper than any answer: the reranking lifts units that
-# neither ranking put near the top (a file the question names, a class it spells in words).
-CANDIDATES = 80
+
+@dataclass(frozen=True)
+class Fusion:
+    """How the two rankings are fused. Measured in docs/ranking.md."""
+
+    # A rank in one list weighs weight / (rrf_k + rank). A large K flattens the lists' heads, so
+    # agreement between the two sides counts for more than either side's first place.
+    rrf_k: int = 100
+    # BM25 weighs a little more than the dense side: the words a developer types are often the
+    # code's own words.
+    lexical_weight: float = 1.25
+    # Taken from each list before fusing, deeper than any answer: the reranking lifts units that
+    # neither ranking put near the top (a file the question names, a class it spells in words).
+    candidates: int = 80
+
+
+FUSION = Fusion()
 
 
 @dataclass(frozen=True)
@@ -102,7 +110,13 @@ class HybridCandidates:
 
 
 async def hybrid_candidates(
-    services: WorkerServices, query: Query, scope: Scope, *, depth: int, dense: bool = True
+    services: WorkerServices,
+    query: Query,
+    scope: Scope,
+    *,
+    depth: int,
+    dense: bool = True,
+    fusion: Fusion = FUSION,
 ) -> HybridCandidates:
     """Both rankings of ``query``, ``depth`` deep, fused. ``dense=False`` asks BM25 alone."""
     await services.current_code_index(scope.project)
@@ -127,12 +141,14 @@ async def hybrid_candidates(
     finally:
         if not keywords.done():
             keywords.cancel()
-    fused = _fuse([(list(similarity), 1.0), (words, LEXICAL_WEIGHT)])
-    best = ((1.0 if dense else 0.0) + LEXICAL_WEIGHT) / (RRF_K + 1)
+    fused = _fuse([(list(similarity), 1.0), (words, fusion.lexical_weight)], fusion.rrf_k)
+    best = ((1.0 if dense else 0.0) + fusion.lexical_weight) / (fusion.rrf_k + 1)
     return HybridCandidates(fused, similarity, best, query_vector, metadata, store)
 
 
-async def _embed_query(services: WorkerServices, query: Query, scope: Scope) -> tuple[np.ndarray, VectorStore]:
+async def _embed_query(
+    services: WorkerServices, query: Query, scope: Scope
+) -> tuple[np.ndarray, VectorStore]:
     embedder = await services.embedder()
     vector = (await embedder.embed([query_text(without_project_name(query.text, scope.project))]))[0]
     # Checks the dimension against the model's, with the message that says how to re-index.
@@ -140,11 +156,11 @@ async def _embed_query(services: WorkerServices, query: Query, scope: Scope) -> 
     return vector, store
 
 
-def _fuse(rankings: list[tuple[list[str], float]]) -> dict[str, float]:
+def _fuse(rankings: list[tuple[list[str], float]], k: int) -> dict[str, float]:
     fused: dict[str, float] = {}
     for ranking, weight in rankings:
         for rank, pid in enumerate(ranking, start=1):
-            fused[pid] = fused.get(pid, 0.0) + weight / (RRF_K + rank)
+            fused[pid] = fused.get(pid, 0.0) + weight / (k + rank)
     return fused
 
 

@@ -1,8 +1,8 @@
 """What a developer's query says, read once: :func:`read_query` makes the :class:`Query` that the
 BM25 search, the name lookups and the reranking all use.
 
-A query is either an identifier, bare or qualified (``Session``, ``chi.Router``,
-``axum::extract::FromRequest``), which asks for the unit defining that name, or a question
+A query is either an identifier, bare or qualified (``Session``, ``mux.Router``,
+``web::extract::FromRequest``), which asks for the unit defining that name, or a question
 ("how are cookies persisted between requests"), whose content words may name the file or folder
 holding the answer, whose code-like words (``res.redirect``, ``calculateRetryDelay``) name units,
 and whose adjacent words may spell a type's name ("JSON object": JsonObject).
@@ -46,7 +46,7 @@ _ASKS_NON_CODE = re.compile(
 class Query:
     text: str
     symbol: str | None  # the identifier asked for, if the query is one
-    qualifier: tuple[str, ...]  # what stands before it (chi.Router: ("chi",))
+    qualifier: tuple[str, ...]  # what stands before it (mux.Router: ("mux",))
     words: frozenset[str]  # a question's content words, for matching paths
     asks_non_code: bool  # names tests, examples or documentation
     names: frozenset[str] = frozenset()  # names a question spells as code
@@ -112,7 +112,7 @@ def phrases(text: str) -> tuple[str, ...]:
 
 
 def code_names(text: str) -> frozenset[str]:
-    """The names a question spells as code: qualified (res.redirect, fmt::format: the last part;
+    """The names a question spells as code: qualified (res.redirect, io::copy: the last part;
     not e.g.), camelCase, PascalCase, snake_case, and a capitalised word inside a sentence. Plain
     words are left to the rankings."""
     names = set(_CAPITALISED.findall(text))

@@ -21,16 +21,17 @@ def symbol_boost(symbol: str, query: Query, unit: UnitPayload, weights: Weights,
     """For a query naming ``symbol``: what ``unit`` gains as its definition, or as the file named
     after it. ``defined``: some unit of the project has that name (else the file is the definition)."""
     add = 0.0
+    named = unit.name.lower() == symbol.lower()
     if unit.name == symbol:
         add += weights.exact_definition
-    elif unit.name.lower() == symbol.lower():
+    elif named:
         add += weights.folded_definition
-    if add and query.qualifier:
+    if named and query.qualifier:
         qualified = [p.lower() for p in SEPARATORS.split(unit.qualified_name) if p]
         path = path_words(unit.file_path)
         if all(q.lower() in qualified or q.lower() in path for q in query.qualifier):
             add += weights.qualified_definition
-    if add and symbol[:1].isupper() and unit.unit_type == "class":
+    if named and symbol[:1].isupper() and unit.unit_type == "class":
         add += weights.type_over_function
     if folded(stem(unit.file_path)) == folded(symbol):
         add += weights.file_named_after if defined else weights.file_named_after_undefined

@@ -69,7 +69,7 @@ def rerank(
     for c in candidates:
         add, factor = adjustment(query, c.unit, weights, defined=defined, topical=topical, defining=defining)
         if c.point_id in defining_modules:
-            add += weights.exact_definition
+            add += weights.defining_module
         add += weights.central_file * topical * central.get(c.point_id, 0.0)
         relevance[c.point_id] = (c.score + add) * factor
         units[c.point_id] = c.unit

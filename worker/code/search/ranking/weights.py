@@ -18,6 +18,9 @@ class Weights:
     # When nothing in the project is called that, the file named after it is the definition: a
     # module is the unit that name stands for (a "response" module is response.js).
     file_named_after_undefined: float = 1.5
+    # A module binding the name at its top level, or re-exporting a name the project defines
+    # nowhere, stands for its definition (see names.named_units).
+    defining_module: float = 1.5
     # --- a question (boosts.question_boost) ---
     # A question whose words name the file or its folder (cookies -> cookies.py, "completion" ->
     # shell_completion.go): this much times the share of the question's words that do. A short
