@@ -113,7 +113,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
 async def _ranking(args: argparse.Namespace, matrix: Matrix) -> dict[str, Any]:
     """Both quality sets re-scored by bench ranking, as search_code is and with the map applied."""
     from bench import ranking
-    from bench.semble import DEFAULT_DATA
+    from bench.semble_data import DEFAULT_DATA
     from learning_memory.worker.code.search import hybrid
 
     options = argparse.Namespace(

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 from mcp import Client
 
-from bench.code import _call, _copy, _index, corpus_units
+from bench.code import _copy, call_tool, corpus_units, index_project
 from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
 from bench.search_modes import Mode, open_services, search
@@ -65,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _labelled() -> list[dict[str, Any]]:
+def labelled_queries() -> list[dict[str, Any]]:
     return list(json.loads(QUERIES.read_text()))
 
 
@@ -76,11 +76,11 @@ def _is_answer(hit: dict[str, Any], answers: list[dict[str, str]]) -> bool:
     )
 
 
-def _rank(hits: list[dict[str, Any]], answers: list[dict[str, str]]) -> int | None:
+def answer_rank(hits: list[dict[str, Any]], answers: list[dict[str, str]]) -> int | None:
     return next((i for i, hit in enumerate(hits, start=1) if _is_answer(hit, answers)), None)
 
 
-def _quality(ranks: list[int | None]) -> dict[str, float]:
+def mrr_figures(ranks: list[int | None]) -> dict[str, float]:
     return {
         "mrr_at_10": sum(1 / rank for rank in ranks if rank is not None and rank <= 10) / len(ranks),
         "hit_at_1": sum(1 for rank in ranks if rank == 1) / len(ranks),
@@ -101,7 +101,7 @@ async def _modes(
                 limit = 10 if mode in ("hybrid", "fused") else FUSION_DEPTH
                 found = await search(services, item["query"], project=PROJECT, limit=limit, mode=mode)
                 hits = [hit.model_dump() for hit in found]
-                ranks[mode].append(_rank(hits[:10], item["answers"]))
+                ranks[mode].append(answer_rank(hits[:10], item["answers"]))
                 if mode in lists:
                     lists[mode].append([(hit["id"], hit["file_path"], hit["qualified_name"]) for hit in hits])
     finally:
@@ -125,8 +125,8 @@ def _fusions(
                         fused[pid] = fused.get(pid, 0.0) + w / (k + rank)
                         names[pid] = {"file_path": file_path, "qualified_name": name}
                 top = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:10]
-                found.append(_rank([names[pid] for pid in top], item["answers"]))
-            out[f"rrf k={k} bm25 weight={weight}"] = _quality(found)["mrr_at_10"]
+                found.append(answer_rank([names[pid] for pid in top], item["answers"]))
+            out[f"rrf k={k} bm25 weight={weight}"] = mrr_figures(found)["mrr_at_10"]
     return out
 
 
@@ -136,7 +136,9 @@ async def _similar(client: Client, corpus: Path, count: int) -> dict[str, Any]:
     firsts, seconds = 0, []
     for file_path, qualified_name, body in _snippets(units, count):
         started = time.perf_counter()
-        found = await _call(client, "find_similar_code", {"snippet": body, "project": PROJECT, "limit": 5})
+        found = await call_tool(
+            client, "find_similar_code", {"snippet": body, "project": PROJECT, "limit": 5}
+        )
         seconds.append(time.perf_counter() - started)
         hits = found["results"]
         firsts += int(
@@ -195,15 +197,15 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         files = sum(1 for _ in corpus.rglob("*.py"))
     else:
         files = await asyncio.to_thread(_copy, CORPUS, corpus)
-    labelled = _labelled()
+    labelled = labelled_queries()
     progress(f"code_quality: corpus {', '.join(CORPUS)}: {files} .py files, {len(labelled)} questions")
     namespace = f"bench-quality-{time.time_ns()}"
     extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
     if args.fast_tier:
         extra["LMS_CODE_VECTORS"] = "false"
     async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
-        stats, seconds = await _index(client, corpus, PROJECT)
-        projects = (await _call(client, "list_indexed_projects", {}))["projects"]
+        stats, seconds = await index_project(client, corpus, PROJECT)
+        projects = (await call_tool(client, "list_indexed_projects", {}))["projects"]
         units = next(p["units"] for p in projects if p["project"] == PROJECT)
         progress(f"code_quality: {units} units, {stats['units_indexed']} indexed in {seconds:.0f}s")
         # Each question made new to the embedding cache (a reused --workdir keeps earlier runs').
@@ -211,7 +213,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         for item in labelled:
             query = f"{item['query']} ({namespace})"
             started = time.perf_counter()
-            await _call(client, "search_code", {"query": query, "project": PROJECT})
+            await call_tool(client, "search_code", {"query": query, "project": PROJECT})
             latencies.append(time.perf_counter() - started)
         similar = await _similar(client, corpus, args.snippets) if args.snippets else {}
     # In this process once the worker has stopped: the baselines are no job of the worker's.
@@ -241,8 +243,8 @@ def _report(
         return [rank for rank, k in zip(found, kinds, strict=True) if k == kind]
 
     # Questions and symbol queries apart: the question figures stay comparable with earlier runs.
-    quality = {mode: _quality(of("question", found)) for mode, found in ranks.items()}
-    symbols = {mode: _quality(of("symbol", found)) for mode, found in ranks.items()}
+    quality = {mode: mrr_figures(of("question", found)) for mode, found in ranks.items()}
+    symbols = {mode: mrr_figures(of("symbol", found)) for mode, found in ranks.items()}
     notes = {"hybrid": " (search_code)", "fused": " (no reordering)"}
     rows = [
         [

@@ -21,18 +21,19 @@ from typing import Any
 
 from bench import code_bindings
 from bench.code_quality import PROJECT as QUALITY_PROJECT
-from bench.code_quality import _labelled, _quality, _rank
+from bench.code_quality import answer_rank, labelled_queries, mrr_figures
 from bench.common import BenchError, print_table, progress
 from bench.search_modes import MODES, open_services, search
-from bench.semble import (
+from bench.semble_data import (
     CATEGORIES,
     DEFAULT_DATA,
-    _hits,
-    _load_data,
-    _mean,
-    _queries,
-    _select,
+    annotated_queries,
+    hits_of,
+    load_data,
+    mean,
+    mean_by_category,
     ndcg_at_10,
+    select,
     target_rank,
 )
 
@@ -144,16 +145,14 @@ async def _reindex(services: Any, root: Path, project: str) -> None:
 
 
 async def _semble(args: argparse.Namespace) -> dict[str, Any]:
-    repos, _ = _load_data(args.data)
-    kept = [
-        spec for spec in _select(repos, args.repos) if (args.semble_work / spec["name"] / "data").is_dir()
-    ]
+    repos, _ = load_data(args.data)
+    kept = [spec for spec in select(repos, args.repos) if (args.semble_work / spec["name"] / "data").is_dir()]
     if not kept:
         raise BenchError(f"no kept index under {args.semble_work}: run bench semble --workdir there first")
     out: dict[str, Any] = {}
     for spec in kept:
         name = spec["name"]
-        queries = _queries(args.data, name)
+        queries = annotated_queries(args.data, name)
         root = None
         if args.reindex is not None:
             checkout = args.reindex / name
@@ -166,7 +165,7 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
         )
         per_query: list[dict[str, Any]] = []
         for query, hits_found in zip(queries, found, strict=True):
-            hits = _hits(hits_found, spec.get("benchmark_root"))
+            hits = hits_of(hits_found, spec.get("benchmark_root"))
             per_query.append(
                 {
                     "query": query.text,
@@ -177,9 +176,9 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
                 }
             )
         out[name] = {
-            "ndcg10": _mean(q["ndcg10"] for q in per_query),
+            "ndcg10": mean(q["ndcg10"] for q in per_query),
             "by_category": {
-                c: _mean(q["ndcg10"] for q in per_query if q["category"] == c)
+                c: mean(q["ndcg10"] for q in per_query if q["category"] == c)
                 for c in CATEGORIES
                 if any(q["category"] == c for q in per_query)
             },
@@ -190,7 +189,7 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _ours(args: argparse.Namespace) -> dict[str, Any]:
-    labelled = _labelled()
+    labelled = labelled_queries()
     corpus = args.quality_work / "corpus"
     kept_corpus = corpus.is_dir()
     bound = code_bindings.labelled(corpus) if kept_corpus else []
@@ -210,14 +209,14 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
         {
             "query": item["query"],
             "kind": item.get("kind", "question"),
-            "rank": _rank(hits, item["answers"]),
+            "rank": answer_rank(hits, item["answers"]),
             "top": _top(hits),
         }
         for item, hits in zip(labelled, found[: len(labelled)], strict=True)
     ]
     out = {
         kind: {
-            **_quality([q["rank"] for q in per_query if q["kind"] == kind]),
+            **mrr_figures([q["rank"] for q in per_query if q["kind"] == kind]),
             "queries": [q for q in per_query if q["kind"] == kind],
         }
         for kind in ("question", "symbol")
@@ -227,7 +226,7 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
             {"query": item["query"], "rank": code_bindings.file_rank(hits, item["file"]), "top": _top(hits)}
             for item, hits in zip(bound, found[len(labelled) :], strict=True)
         ]
-        out["binding"] = {**_quality([q["rank"] for q in queries]), "queries": queries}
+        out["binding"] = {**mrr_figures([q["rank"] for q in queries]), "queries": queries}
     return out
 
 
@@ -256,13 +255,6 @@ def _package(item: dict[str, Any]) -> str:
 
 def _top(hits: list[dict[str, Any]]) -> list[str]:
     return [f"{h['file_path']}:{h['qualified_name']}" for h in hits]
-
-
-def _summary(semble: dict[str, Any]) -> dict[str, float]:
-    out = {"all": _mean(r["ndcg10"] for r in semble.values())}
-    for c in CATEGORIES:
-        out[c] = _mean(r["by_category"][c] for r in semble.values() if c in r["by_category"])
-    return out
 
 
 def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
@@ -298,7 +290,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     rows: list[list[str]] = []
     if args.semble_work is not None:
         result["semble"] = await _semble(args)
-        summary = result["semble_summary"] = _summary(result["semble"])
+        summary = result["semble_summary"] = mean_by_category(result["semble"])
         rows.append(["semble NDCG@10", *(f"{summary[c]:.3f}" for c in ("all", *CATEGORIES))])
     if args.quality_work is not None:
         result["ours"] = await _ours(args)
