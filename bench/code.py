@@ -74,14 +74,14 @@ def _site_packages() -> Path:
     return Path(spec.origin).resolve().parent.parent
 
 
-def _copy(packages: tuple[str, ...], target: Path) -> int:
+def copy_corpus(packages: tuple[str, ...], target: Path) -> int:
     source = _site_packages()
     for name in packages:
         shutil.copytree(source / name, target / name, ignore=shutil.ignore_patterns("__pycache__"))
     return sum(1 for _ in target.rglob("*.py"))
 
 
-async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
+async def call_tool(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
     from learning_memory.cli.client import result_payload
 
     result = await client.call_tool(tool, arguments, read_timeout_seconds=7200)
@@ -90,7 +90,7 @@ async def _call(client: Client, tool: str, arguments: dict[str, Any]) -> Any:
     return result_payload(result)
 
 
-async def _index(
+async def index_project(
     client: Client, directory: Path, project: str, probe: str | None = None
 ) -> tuple[dict[str, Any], float]:
     """Index and wait until every unit has its vector (following the job id once the tool's wait
@@ -98,26 +98,26 @@ async def _index(
     answer) is in the answer's ``searchable_s``; with ``probe``, search_code is asked that at once,
     and when it answered (and with how many hits) is in ``probe_s`` and ``probe_hits``."""
     started = time.perf_counter()
-    answer = await _call(client, "index_codebase", {"directory": str(directory), "project": project})
+    answer = await call_tool(client, "index_codebase", {"directory": str(directory), "project": project})
     while answer.get("status") == "running":
         await asyncio.sleep(0.5)
-        status = await _call(client, "get_job_status", {"job_id": answer["job_id"]})
+        status = await call_tool(client, "get_job_status", {"job_id": answer["job_id"]})
         if status["state"] == "failed":
             raise BenchError(f"indexing failed: {status.get('error')}")
         if status["state"] == "complete":
             answer = status["result"]
     answer = {**answer, "searchable_s": time.perf_counter() - started}
     if probe is not None:
-        found = await _call(client, "search_code", {"query": probe, "project": project})
+        found = await call_tool(client, "search_code", {"query": probe, "project": project})
         answer |= {"probe_s": time.perf_counter() - started, "probe_hits": found["count"]}
     while answer.get("vectors_pending"):
         await asyncio.sleep(0.2)
-        listed = (await _call(client, "list_indexed_projects", {}))["projects"]
+        listed = (await call_tool(client, "list_indexed_projects", {}))["projects"]
         answer["vectors_pending"] = next((p["vectors_pending"] for p in listed if p["project"] == project), 0)
     return answer, time.perf_counter() - started
 
 
-def _peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
+def peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith(f"{field}:"):
             return int(line.split()[1]) / 1024
@@ -127,14 +127,16 @@ def _peak_rss_mib(pid: int, field: str = "VmHWM") -> float | None:
 async def _idle_rss_mib(client: Client, pid: int) -> float | None:
     """The worker's resident memory once it has served a few memory calls (the model loaded)."""
     for i in range(3):
-        await _call(client, "store_memory", {"content": f"The bench stored note {i}.", "category": "fact"})
-        await _call(client, "retrieve_memories", {"query": f"what did the bench store ({i})?"})
-    return _peak_rss_mib(pid, "VmRSS")
+        await call_tool(
+            client, "store_memory", {"content": f"The bench stored note {i}.", "category": "fact"}
+        )
+        await call_tool(client, "retrieve_memories", {"query": f"what did the bench store ({i})?"})
+    return peak_rss_mib(pid, "VmRSS")
 
 
 def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
     """Every unit of the corpus's Python files, parsed as the indexer parses them."""
-    from learning_memory.worker.code.parser import language_for, parse_source
+    from learning_memory.worker.code.index.parser import language_for, parse_source
 
     units: list[CodeUnit] = []
     for path in sorted(corpus.rglob("*.py")):
@@ -148,7 +150,7 @@ def corpus_units(corpus: Path, project: str = "bench") -> list[CodeUnit]:
 
 def _unit_texts(corpus: Path) -> list[str]:
     """The embedding texts of every unit in the corpus, as the indexer builds them."""
-    from learning_memory.worker.code.units import embedding_text
+    from learning_memory.worker.code.index.units import embedding_text
 
     return [embedding_text(unit) for unit in corpus_units(corpus)]
 
@@ -160,9 +162,9 @@ async def _model_alone(
     on a random sample of the corpus's unit texts in the pipeline's batch size, and the seconds
     one snippet's head takes."""
     from learning_memory.shared.paths import default_models_dir
-    from learning_memory.worker.code.filler import BATCH as EMBED_BATCH
-    from learning_memory.worker.code.search import MAX_SNIPPET_EMBED_TOKENS
-    from learning_memory.worker.code.units import query_text
+    from learning_memory.worker.code.index.filler import BATCH as EMBED_BATCH
+    from learning_memory.worker.code.search.query import query_text
+    from learning_memory.worker.code.search.similar import MAX_SNIPPET_EMBED_TOKENS
     from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
 
     texts = await asyncio.to_thread(_unit_texts, corpus)
@@ -192,7 +194,7 @@ async def _searches(client: Client, calls: int, snippets: list[str]) -> dict[str
             ("find_similar_code", {"snippet": f"# {i}\n" + snippets[i % len(snippets)]}),
         ):
             started = time.perf_counter()
-            await _call(client, tool, arguments)
+            await call_tool(client, tool, arguments)
             samples[tool].append(time.perf_counter() - started)
     return samples
 
@@ -202,7 +204,7 @@ async def _searches_during(client: Client, indexing: asyncio.Task[Any], calls: i
     samples: list[float] = []
     while not indexing.done() and len(samples) < calls:
         started = time.perf_counter()
-        await _call(
+        await call_tool(
             client, "search_code", {"query": f"{QUERIES[len(samples) % len(QUERIES)]} [{len(samples)}]"}
         )
         samples.append(time.perf_counter() - started)
@@ -211,7 +213,7 @@ async def _searches_during(client: Client, indexing: asyncio.Task[Any], calls: i
 
 async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     corpus = tmp / "corpus"
-    files = await asyncio.to_thread(_copy, CORPUS, corpus)
+    files = await asyncio.to_thread(copy_corpus, CORPUS, corpus)
     progress(f"code: corpus {', '.join(CORPUS)}: {files} .py files")
     async with serving(args.redis_url, tmp) as (client, worker):
         idle_rss = await _idle_rss_mib(client, worker.pid)
@@ -219,23 +221,23 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         warm = tmp / "warm-up"
         warm.mkdir()
         (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
-        await _index(client, warm, "warm-up")
-        await _call(client, "delete_project_index", {"project": "warm-up"})
-        cold, cold_s = await _index(client, corpus, "corpus", probe=QUERIES[0])
-        peak_rss = _peak_rss_mib(worker.pid)
+        await index_project(client, warm, "warm-up")
+        await call_tool(client, "delete_project_index", {"project": "warm-up"})
+        cold, cold_s = await index_project(client, corpus, "corpus", probe=QUERIES[0])
+        peak_rss = peak_rss_mib(worker.pid)
         progress(f"code: cold index {cold_s:.1f}s, {cold['units_indexed']} units")
-        unchanged, unchanged_s = await _index(client, corpus, "corpus")
+        unchanged, unchanged_s = await index_project(client, corpus, "corpus")
         edited = corpus / "networkx" / "utils" / "misc.py"
         edited.write_text(edited.read_text() + "\n\ndef bench_added(x):\n    return x + 1\n")
-        one_file, one_file_s = await _index(client, corpus, "corpus")
+        one_file, one_file_s = await index_project(client, corpus, "corpus")
         units = cold["units_indexed"]
         during: list[float] = []
         for name in EXTRA:
             if units >= args.min_units:
                 break
             extra = tmp / "extra" / name
-            await asyncio.to_thread(_copy, (name,), extra)
-            indexing = asyncio.create_task(_index(client, extra, f"extra-{name}"))
+            await asyncio.to_thread(copy_corpus, (name,), extra)
+            indexing = asyncio.create_task(index_project(client, extra, f"extra-{name}"))
             if not during:  # searches while the first extra package is being indexed
                 during = await _searches_during(client, indexing, args.calls)
             stats, _ = await indexing

@@ -3,10 +3,11 @@
 Corpus: six installed packages (httpx, httpcore, structlog, GitPython, arq, click), indexed through
 a real MCP client over stdio by a real worker (arq mode). ``bench/data/code_queries.json`` holds
 60 questions a developer would ask, each answered by one function (or either of two twins), written
-without the answer's own name in most of them. Every question runs in the three modes of the
-search job (hybrid = what search_code does; semantic = dense vectors alone; lexical = BM25 alone)
-and reports MRR@10, hit@1 and hit@10; search_code's latency over stdio is measured on the same
-questions.
+without the answer's own name in most of them. Every question runs in the four modes of
+``bench.search_modes`` (hybrid = what search_code does; fused = its candidates without the
+reordering; semantic = dense vectors alone; lexical = BM25 alone), in this process over the index
+once the worker has stopped, and reports MRR@10, hit@1 and hit@10; search_code's latency over
+stdio is measured on the same questions.
 
 For find_similar_code: units of the corpus (8 lines or more) are pasted whole as snippets into
 the tool, over stdio, and how often the unit itself comes first is counted, with the tool's
@@ -30,18 +31,18 @@ from typing import Any
 import numpy as np
 from mcp import Client
 
-from bench.code import _call, _copy, _index, corpus_units
+from bench.code import call_tool, copy_corpus, corpus_units, index_project
 from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
-from learning_memory.shared.contracts.code import SEARCH_CODE, CodeUnit, SearchCodeRequest, SearchMode
-from learning_memory.shared.settings import Settings
+from bench.search_modes import Mode, open_services, search
+from learning_memory.shared.contracts.code import CodeUnit
 
 CORPUS = ("httpx", "httpcore", "structlog", "git", "arq", "click")
 QUERIES = Path(__file__).parent / "data" / "code_queries.json"
 PROJECT = "quality"
 # The other fusions re-fuse the plain semantic and lexical lists, as deep as a request may ask.
 FUSION_DEPTH = 50
-MODES: tuple[SearchMode, ...] = ("hybrid", "fused", "semantic", "lexical")
+MODES: tuple[Mode, ...] = ("hybrid", "fused", "semantic", "lexical")
 SNIPPET_CUTS = (250, 500, 1000, 4000)
 FUSION_KS = (5, 10, 30, 60)
 FUSION_WEIGHTS = (1.0, 1.5, 2.0, 3.0)
@@ -64,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _labelled() -> list[dict[str, Any]]:
+def labelled_queries() -> list[dict[str, Any]]:
     return list(json.loads(QUERIES.read_text()))
 
 
@@ -75,11 +76,11 @@ def _is_answer(hit: dict[str, Any], answers: list[dict[str, str]]) -> bool:
     )
 
 
-def _rank(hits: list[dict[str, Any]], answers: list[dict[str, str]]) -> int | None:
+def answer_rank(hits: list[dict[str, Any]], answers: list[dict[str, str]]) -> int | None:
     return next((i for i, hit in enumerate(hits, start=1) if _is_answer(hit, answers)), None)
 
 
-def _quality(ranks: list[int | None]) -> dict[str, float]:
+def mrr_figures(ranks: list[int | None]) -> dict[str, float]:
     return {
         "mrr_at_10": sum(1 / rank for rank in ranks if rank is not None and rank <= 10) / len(ranks),
         "hit_at_1": sum(1 for rank in ranks if rank == 1) / len(ranks),
@@ -88,26 +89,23 @@ def _quality(ranks: list[int | None]) -> dict[str, float]:
 
 
 async def _modes(
-    settings: Settings, labelled: list[dict[str, Any]]
+    args: argparse.Namespace, data_dir: Path, labelled: list[dict[str, Any]]
 ) -> tuple[dict[str, list[int | None]], dict[str, list[list[tuple[str, str, str]]]]]:
     """The answer's rank per question in each mode, and each side's top 50 to try other fusions on."""
-    from learning_memory.server.transport.arq import ArqTransport
-
-    client = ArqTransport(settings)
+    services = open_services(data_dir, fast_tier=args.fast_tier, embedding_model=args.embedding_model)
     ranks: dict[str, list[int | None]] = {mode: [] for mode in MODES}
     lists: dict[str, list[list[tuple[str, str, str]]]] = {"semantic": [], "lexical": []}
     try:
         for item in labelled:
             for mode in MODES:
                 limit = 10 if mode in ("hybrid", "fused") else FUSION_DEPTH
-                request = SearchCodeRequest(query=item["query"], project=PROJECT, limit=limit, mode=mode)
-                found = await client.run(SEARCH_CODE, request, budget_s=60)
-                hits = [hit.model_dump() for hit in found.results]
-                ranks[mode].append(_rank(hits[:10], item["answers"]))
+                found = await search(services, item["query"], project=PROJECT, limit=limit, mode=mode)
+                hits = [hit.model_dump() for hit in found]
+                ranks[mode].append(answer_rank(hits[:10], item["answers"]))
                 if mode in lists:
                     lists[mode].append([(hit["id"], hit["file_path"], hit["qualified_name"]) for hit in hits])
     finally:
-        await client.close()
+        await services.close()
     return ranks, lists
 
 
@@ -127,8 +125,8 @@ def _fusions(
                         fused[pid] = fused.get(pid, 0.0) + w / (k + rank)
                         names[pid] = {"file_path": file_path, "qualified_name": name}
                 top = sorted(fused, key=lambda pid: fused[pid], reverse=True)[:10]
-                found.append(_rank([names[pid] for pid in top], item["answers"]))
-            out[f"rrf k={k} bm25 weight={weight}"] = _quality(found)["mrr_at_10"]
+                found.append(answer_rank([names[pid] for pid in top], item["answers"]))
+            out[f"rrf k={k} bm25 weight={weight}"] = mrr_figures(found)["mrr_at_10"]
     return out
 
 
@@ -138,7 +136,9 @@ async def _similar(client: Client, corpus: Path, count: int) -> dict[str, Any]:
     firsts, seconds = 0, []
     for file_path, qualified_name, body in _snippets(units, count):
         started = time.perf_counter()
-        found = await _call(client, "find_similar_code", {"snippet": body, "project": PROJECT, "limit": 5})
+        found = await call_tool(
+            client, "find_similar_code", {"snippet": body, "project": PROJECT, "limit": 5}
+        )
         seconds.append(time.perf_counter() - started)
         hits = found["results"]
         firsts += int(
@@ -161,7 +161,7 @@ def _snippets(units: list[CodeUnit], count: int) -> list[tuple[str, str, str]]:
 async def _snippet_cuts(data_dir: Path, corpus: Path, count: int) -> dict[str, dict[str, float]]:
     """Self-retrieval@1 and model time per cut, against every unit's vector from the cache."""
     from learning_memory.shared.paths import default_models_dir
-    from learning_memory.worker.code.units import embedding_text
+    from learning_memory.worker.code.index.units import embedding_text
     from learning_memory.worker.embedding.cache import CachingEmbedder
     from learning_memory.worker.embedding.onnx_embedder import OnnxEmbedder
     from learning_memory.worker.metadata.store import MetadataStore
@@ -196,28 +196,28 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     if corpus.exists():
         files = sum(1 for _ in corpus.rglob("*.py"))
     else:
-        files = await asyncio.to_thread(_copy, CORPUS, corpus)
-    labelled = _labelled()
+        files = await asyncio.to_thread(copy_corpus, CORPUS, corpus)
+    labelled = labelled_queries()
     progress(f"code_quality: corpus {', '.join(CORPUS)}: {files} .py files, {len(labelled)} questions")
     namespace = f"bench-quality-{time.time_ns()}"
     extra = {"LMS_EMBEDDING_MODEL": args.embedding_model} if args.embedding_model else {}
     if args.fast_tier:
         extra["LMS_CODE_VECTORS"] = "false"
     async with serving(args.redis_url, tmp, namespace, extra_env=extra) as (client, _worker):
-        stats, seconds = await _index(client, corpus, PROJECT)
-        projects = (await _call(client, "list_indexed_projects", {}))["projects"]
+        stats, seconds = await index_project(client, corpus, PROJECT)
+        projects = (await call_tool(client, "list_indexed_projects", {}))["projects"]
         units = next(p["units"] for p in projects if p["project"] == PROJECT)
         progress(f"code_quality: {units} units, {stats['units_indexed']} indexed in {seconds:.0f}s")
-        settings = Settings(redis_url=args.redis_url, namespace=namespace, queue="arq")
         # Each question made new to the embedding cache (a reused --workdir keeps earlier runs').
         latencies = []
         for item in labelled:
             query = f"{item['query']} ({namespace})"
             started = time.perf_counter()
-            await _call(client, "search_code", {"query": query, "project": PROJECT})
+            await call_tool(client, "search_code", {"query": query, "project": PROJECT})
             latencies.append(time.perf_counter() - started)
-        ranks, lists = await _modes(settings, labelled)
         similar = await _similar(client, corpus, args.snippets) if args.snippets else {}
+    # In this process once the worker has stopped: the baselines are no job of the worker's.
+    ranks, lists = await _modes(args, tmp / "data", labelled)
     cuts = await _snippet_cuts(tmp / "data", corpus, args.snippets) if args.snippets else {}
     kinds = [item.get("kind", "question") for item in labelled]
     questions = [item for item in labelled if item.get("kind", "question") == "question"]
@@ -243,8 +243,8 @@ def _report(
         return [rank for rank, k in zip(found, kinds, strict=True) if k == kind]
 
     # Questions and symbol queries apart: the question figures stay comparable with earlier runs.
-    quality = {mode: _quality(of("question", found)) for mode, found in ranks.items()}
-    symbols = {mode: _quality(of("symbol", found)) for mode, found in ranks.items()}
+    quality = {mode: mrr_figures(of("question", found)) for mode, found in ranks.items()}
+    symbols = {mode: mrr_figures(of("symbol", found)) for mode, found in ranks.items()}
     notes = {"hybrid": " (search_code)", "fused": " (no reordering)"}
     rows = [
         [

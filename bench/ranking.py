@@ -3,12 +3,13 @@
 A ranking change is kept only when it helps both the public benchmark and our own labelled
 questions, and each full benchmark run re-indexes. This one indexes nothing: it opens the data
 folders kept by ``bench semble --workdir S`` and ``bench code_quality --workdir Q`` (their workers
-stopped), runs the search job's own code (``worker.code.search.search_units``) in this process on
-every query, and prints both figures: semble's NDCG@10 per category and our MRR@10. ``--baseline``
-takes an earlier run's JSON and lists the queries that moved. A change to what is indexed (unit
-texts, keyword rows) needs the full benchmarks again, or ``--reindex``. ``--per-package`` asks our
-sets of each package indexed as its own project, as a user who indexed that package would: rules
-that depend on the project (its name) act there, and the BM25 statistics are the package's.
+stopped), runs the search room's own code in this process on every query (``--mode``: see
+``bench.search_modes``), and prints both figures: semble's NDCG@10 per category and our MRR@10.
+``--baseline`` takes an earlier run's JSON and lists the queries that moved. A change to what is
+indexed (unit texts, keyword rows) needs the full benchmarks again, or ``--reindex``.
+``--per-package`` asks our sets of each package indexed as its own project, as a user who indexed
+that package would: rules that depend on the project (its name) act there, and the BM25
+statistics are the package's.
 """
 
 from __future__ import annotations
@@ -20,21 +21,21 @@ from typing import Any
 
 from bench import code_bindings
 from bench.code_quality import PROJECT as QUALITY_PROJECT
-from bench.code_quality import _labelled, _quality, _rank
+from bench.code_quality import answer_rank, labelled_queries, mrr_figures
 from bench.common import BenchError, print_table, progress
-from bench.semble import (
+from bench.search_modes import MODES, open_services, search
+from bench.semble_data import (
     CATEGORIES,
     DEFAULT_DATA,
-    _hits,
-    _load_data,
-    _mean,
-    _queries,
-    _select,
+    annotated_queries,
+    hits_of,
+    load_data,
+    mean,
+    mean_by_category,
     ndcg_at_10,
+    select,
     target_rank,
 )
-from learning_memory.shared.contracts.code import SearchCodeRequest, SearchMode
-from learning_memory.shared.settings import Settings
 
 K = 10
 
@@ -48,7 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--repos", default=None, help="comma-separated semble repositories (default: all kept)"
     )
-    parser.add_argument("--mode", choices=("hybrid", "fused", "lexical", "semantic"), default="hybrid")
+    parser.add_argument("--mode", choices=MODES, default="hybrid")
     parser.add_argument(
         "--fast-tier", action="store_true", help="as search_code answers before any vector (no dense side)"
     )
@@ -57,6 +58,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="our sets with each package indexed as its own project (the kept corpus, into "
         "QUALITY_WORK/packages-data on first use) and each query asked of its package",
+    )
+    parser.add_argument(
+        "--weight",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a reranking weight changed for this run (worker.code.search.ranking.weights), e.g. "
+        "path_word=0 to measure what that rule buys; repeatable",
+    )
+    parser.add_argument(
+        "--fusion",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a fusion setting changed for this run (rrf_k, lexical_weight, candidates: "
+        "worker.code.search.hybrid.Fusion); repeatable",
     )
     parser.add_argument("--baseline", type=Path, default=None, help="an earlier ranking.json to compare with")
     parser.add_argument(
@@ -76,32 +93,42 @@ async def _search_all(
     args: argparse.Namespace,
     roots: dict[str, Path] | None = None,
 ) -> list[Any]:
-    """The search job's answers to each (query, project) of ``asked``, after indexing each project
-    of ``roots`` again from its folder when given."""
-    from learning_memory.shared.log import configure_logging
-    from learning_memory.worker.code.search import search_units
-    from learning_memory.worker.services import WorkerServices
+    """The search room's answers to each (query, project) of ``asked`` in ``args.mode``, after
+    indexing each project of ``roots`` again from its folder when given."""
+    from learning_memory.worker.code.search.hybrid import FUSION
+    from learning_memory.worker.code.search.ranking.weights import DEFAULT
 
-    configure_logging("WARNING")
-    settings = Settings(
-        data_dir=data_dir, code_vectors=not args.fast_tier, queue="inline", log_level="WARNING"
-    )
-    services = WorkerServices(settings)
-    mode: SearchMode = args.mode
+    weights = _changed(DEFAULT, args.weight, "--weight")
+    fusion = _changed(FUSION, args.fusion, "--fusion")
+    services = open_services(data_dir, fast_tier=args.fast_tier)
     try:
         for project, root in (roots or {}).items():
             await _reindex(services, root, project)
         return [
             [
                 hit.model_dump()
-                for hit in await search_units(
-                    services, SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
+                for hit in await search(
+                    services, query, project=project, limit=K, mode=args.mode, weights=weights, fusion=fusion
                 )
             ]
             for query, project in asked
         ]
     finally:
         await services.close()
+
+
+def _changed(defaults: Any, changes: list[str], flag: str) -> Any:
+    """``defaults`` (a frozen dataclass of settings) with ``changes`` (NAME=VALUE) applied."""
+    from dataclasses import fields, replace
+
+    types = {field.name: field.type for field in fields(defaults)}
+    values: dict[str, Any] = {}
+    for change in changes:
+        name, _, value = change.partition("=")
+        if name not in types or not value:
+            raise BenchError(f"{flag} {change!r}: give NAME=VALUE, NAME one of {', '.join(sorted(types))}")
+        values[name] = int(value) if types[name] in (int, "int") else float(value)
+    return replace(defaults, **values)
 
 
 async def _reindex(services: Any, root: Path, project: str) -> None:
@@ -118,16 +145,14 @@ async def _reindex(services: Any, root: Path, project: str) -> None:
 
 
 async def _semble(args: argparse.Namespace) -> dict[str, Any]:
-    repos, _ = _load_data(args.data)
-    kept = [
-        spec for spec in _select(repos, args.repos) if (args.semble_work / spec["name"] / "data").is_dir()
-    ]
+    repos, _ = load_data(args.data)
+    kept = [spec for spec in select(repos, args.repos) if (args.semble_work / spec["name"] / "data").is_dir()]
     if not kept:
         raise BenchError(f"no kept index under {args.semble_work}: run bench semble --workdir there first")
     out: dict[str, Any] = {}
     for spec in kept:
         name = spec["name"]
-        queries = _queries(args.data, name)
+        queries = annotated_queries(args.data, name)
         root = None
         if args.reindex is not None:
             checkout = args.reindex / name
@@ -138,9 +163,9 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
             args,
             None if root is None else {name: root},
         )
-        per_query = []
+        per_query: list[dict[str, Any]] = []
         for query, hits_found in zip(queries, found, strict=True):
-            hits = _hits(hits_found, spec.get("benchmark_root"))
+            hits = hits_of(hits_found, spec.get("benchmark_root"))
             per_query.append(
                 {
                     "query": query.text,
@@ -151,9 +176,9 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
                 }
             )
         out[name] = {
-            "ndcg10": _mean(q["ndcg10"] for q in per_query),
+            "ndcg10": mean(q["ndcg10"] for q in per_query),
             "by_category": {
-                c: _mean(q["ndcg10"] for q in per_query if q["category"] == c)
+                c: mean(q["ndcg10"] for q in per_query if q["category"] == c)
                 for c in CATEGORIES
                 if any(q["category"] == c for q in per_query)
             },
@@ -164,7 +189,7 @@ async def _semble(args: argparse.Namespace) -> dict[str, Any]:
 
 
 async def _ours(args: argparse.Namespace) -> dict[str, Any]:
-    labelled = _labelled()
+    labelled = labelled_queries()
     corpus = args.quality_work / "corpus"
     kept_corpus = corpus.is_dir()
     bound = code_bindings.labelled(corpus) if kept_corpus else []
@@ -184,14 +209,14 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
         {
             "query": item["query"],
             "kind": item.get("kind", "question"),
-            "rank": _rank(hits, item["answers"]),
+            "rank": answer_rank(hits, item["answers"]),
             "top": _top(hits),
         }
         for item, hits in zip(labelled, found[: len(labelled)], strict=True)
     ]
     out = {
         kind: {
-            **_quality([q["rank"] for q in per_query if q["kind"] == kind]),
+            **mrr_figures([q["rank"] for q in per_query if q["kind"] == kind]),
             "queries": [q for q in per_query if q["kind"] == kind],
         }
         for kind in ("question", "symbol")
@@ -201,7 +226,7 @@ async def _ours(args: argparse.Namespace) -> dict[str, Any]:
             {"query": item["query"], "rank": code_bindings.file_rank(hits, item["file"]), "top": _top(hits)}
             for item, hits in zip(bound, found[len(labelled) :], strict=True)
         ]
-        out["binding"] = {**_quality([q["rank"] for q in queries]), "queries": queries}
+        out["binding"] = {**mrr_figures([q["rank"] for q in queries]), "queries": queries}
     return out
 
 
@@ -232,13 +257,6 @@ def _top(hits: list[dict[str, Any]]) -> list[str]:
     return [f"{h['file_path']}:{h['qualified_name']}" for h in hits]
 
 
-def _summary(semble: dict[str, Any]) -> dict[str, float]:
-    out = {"all": _mean(r["ndcg10"] for r in semble.values())}
-    for c in CATEGORIES:
-        out[c] = _mean(r["by_category"][c] for r in semble.values() if c in r["by_category"])
-    return out
-
-
 def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
     """Queries whose figure changed against the baseline, worst loss first."""
     rows: list[tuple[float, list[str]]] = []
@@ -262,11 +280,17 @@ def _moved(now: dict[str, Any], before: dict[str, Any]) -> list[list[str]]:
 async def run(args: argparse.Namespace) -> dict[str, Any]:
     if args.semble_work is None and args.quality_work is None:
         raise BenchError("give --semble-work and/or --quality-work (kept indexes of earlier runs)")
-    result: dict[str, Any] = {"mode": args.mode, "fast_tier": args.fast_tier, "per_package": args.per_package}
+    result: dict[str, Any] = {
+        "mode": args.mode,
+        "fast_tier": args.fast_tier,
+        "per_package": args.per_package,
+        "weights": args.weight,
+        "fusion": args.fusion,
+    }
     rows: list[list[str]] = []
     if args.semble_work is not None:
         result["semble"] = await _semble(args)
-        summary = result["semble_summary"] = _summary(result["semble"])
+        summary = result["semble_summary"] = mean_by_category(result["semble"])
         rows.append(["semble NDCG@10", *(f"{summary[c]:.3f}" for c in ("all", *CATEGORIES))])
     if args.quality_work is not None:
         result["ours"] = await _ours(args)

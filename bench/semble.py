@@ -9,36 +9,43 @@ Each repository gets a worker and a data folder of its own (so BM25 statistics, 
 vectors never mix), a real MCP client over stdio, arq mode: its ``benchmark_root`` is indexed with
 ``index_codebase`` (timed once the model is loaded), then every annotated query is asked with
 ``search_code`` (limit 10, project = the repository). ``--mode lexical|semantic`` asks the search
-job directly in that mode instead, as ``bench code_quality`` does. The metric is semble's
-harness's, see :func:`ndcg_at_10`.
+room in that mode instead (``bench.search_modes``), in this process once the worker has stopped,
+as ``bench code_quality`` does. The metric is semble's harness's, see :func:`ndcg_at_10`.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shutil
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bench.code import _call, _index, _peak_rss_mib
+from bench.code import call_tool, index_project, peak_rss_mib
 from bench.common import BenchError, print_table, progress
 from bench.processes import REPO_ROOT, serving
-from learning_memory.shared.contracts.code import SEARCH_CODE, SearchCodeRequest, SearchMode
+from bench.search_modes import Mode, open_services, search
+from bench.semble_data import (
+    CATEGORIES,
+    DEFAULT_DATA,
+    K,
+    Query,
+    annotated_queries,
+    hits_of,
+    load_data,
+    mean,
+    mean_by_category,
+    ndcg_at_10,
+    select,
+    target_rank,
+)
 from learning_memory.shared.settings import Settings
 
-# The data lives beside this repository, not in it: its annotations are someone else's.
-DEFAULT_DATA = REPO_ROOT.parent / "shared" / "benchmarks" / "semble"
-K = 10
-CATEGORIES = ("semantic", "architecture", "symbol")
 PUBLISHED = {"semble": "semble_hybrid", "CRE hybrid": "coderankembed_hybrid", "BM25": "bm25"}
-MODES: tuple[SearchMode, ...] = ("hybrid", "lexical", "semantic")
+MODES: tuple[Mode, ...] = ("hybrid", "lexical", "semantic")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -76,114 +83,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--mode",
         choices=MODES,
         default="hybrid",
-        help="hybrid = the search_code tool; lexical/semantic = the search job in that mode (hybrid)",
+        help="hybrid = the search_code tool; lexical/semantic = the search room in that mode (hybrid)",
     )
-
-
-# --- the metric ----------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Target:
-    path: str
-    start_line: int | None = None
-    end_line: int | None = None
-
-
-@dataclass(frozen=True)
-class Hit:
-    path: str  # relative to the repository's root, "/" separators
-    start_line: int
-    end_line: int
-
-
-def parse_target(raw: str | dict[str, Any]) -> Target:
-    if isinstance(raw, str):
-        return Target(raw)
-    start, end = raw.get("start_line"), raw.get("end_line")
-    return Target(str(raw["path"]), None if start is None else int(start), None if end is None else int(end))
-
-
-def path_matches(hit_path: str, target_path: str) -> bool:
-    """Equal, or one is the other below some folder (paths may be given from different roots)."""
-    a, b = hit_path.replace("\\", "/"), target_path.replace("\\", "/")
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
-
-
-def hit_covers(hit: Hit, target: Target) -> bool:
-    if not path_matches(hit.path, target.path):
-        return False
-    if target.start_line is None or target.end_line is None:
-        return True
-    return not (hit.end_line < target.start_line or hit.start_line > target.end_line)
-
-
-def target_rank(hits: Sequence[Hit], target: Target) -> int | None:
-    """1-based rank of the first hit covering ``target`` among the first K, or None."""
-    return next((rank for rank, hit in enumerate(hits[:K], start=1) if hit_covers(hit, target)), None)
-
-
-def _dcg(gains: Iterable[int]) -> float:
-    return sum(gain / math.log2(i + 2) for i, gain in enumerate(gains))
-
-
-def ndcg_at_10(hits: Sequence[Hit], targets: Sequence[Target]) -> float:
-    """NDCG@10 as semble's harness computes it.
-
-    Ranks are over hits, not files (three hits from one file take three ranks); every target
-    (relevant or secondary) has gain 1 at the rank of the first hit covering it; two targets first
-    covered by the same hit add one gain, not two; the ideal is min(10, #targets) gains at the top.
-    """
-    if not targets:
-        return 0.0
-    gains = [0] * K
-    for target in targets:
-        rank = target_rank(hits, target)
-        if rank is not None:
-            gains[rank - 1] = 1
-    return _dcg(gains) / _dcg([1] * min(K, len(targets)))
-
-
-# --- data ------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Query:
-    text: str
-    category: str
-    targets: tuple[Target, ...]
-
-
-def _load_data(data: Path) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    for needed in ("repos.json", "annotations", "published/per_repo.json"):
-        if not (data / needed).exists():
-            raise BenchError(f"{data / needed} is missing: pass --data with the benchmark's data folder")
-    repos = json.loads((data / "repos.json").read_text())
-    published = json.loads((data / "published" / "per_repo.json").read_text())["repos"]
-    return repos, published
-
-
-def _queries(data: Path, name: str) -> list[Query]:
-    raw = json.loads((data / "annotations" / f"{name}.json").read_text())
-    return [
-        Query(
-            item["query"],
-            item["category"],
-            tuple(parse_target(t) for t in [*item.get("relevant", []), *item.get("secondary", [])]),
-        )
-        for item in raw
-    ]
-
-
-def _select(repos: list[dict[str, Any]], wanted: str | None) -> list[dict[str, Any]]:
-    if not wanted:
-        return repos
-    names = [n.strip() for n in wanted.split(",") if n.strip()]
-    known = {r["name"] for r in repos}
-    unknown = [n for n in names if n not in known]
-    if unknown:
-        raise BenchError(f"unknown repositories {', '.join(unknown)}; known: {', '.join(sorted(known))}")
-    return [r for r in repos if r["name"] in names]
 
 
 def _checkout_root(repos_dir: Path, spec: dict[str, Any]) -> Path:
@@ -208,22 +109,21 @@ def _checkout_root(repos_dir: Path, spec: dict[str, Any]) -> Path:
 # --- one repository ------------------------------------------------------------------------
 
 
-def _hits(found: list[dict[str, Any]], benchmark_root: str | None) -> list[Hit]:
-    """Hits with paths from the repository's root, as the annotations give them."""
-    prefix = f"{benchmark_root.strip('/')}/" if benchmark_root else ""
-    return [Hit(prefix + h["file_path"], int(h["start_line"]), int(h["end_line"])) for h in found]
-
-
-async def _search(
-    client: Any, job_client: Any, query: str, project: str, mode: SearchMode
-) -> list[dict[str, Any]]:
-    if mode == "hybrid":
-        answer = await _call(client, "search_code", {"query": query, "project": project, "limit": K})
-        return list(answer["results"])
-
-    request = SearchCodeRequest(query=query, project=project, limit=K, mode=mode)
-    found = await job_client.run(SEARCH_CODE, request, budget_s=120)
-    return [hit.model_dump() for hit in found.results]
+def _judged(
+    query: Query, found: list[dict[str, Any]], seconds: float, spec: dict[str, Any]
+) -> dict[str, Any]:
+    """One query's figures from its hits."""
+    hits = hits_of(found, spec.get("benchmark_root"))
+    ranks = [target_rank(hits, t) for t in query.targets]
+    return {
+        "query": query.text,
+        "category": query.category,
+        "ndcg10": ndcg_at_10(hits, query.targets),
+        "found_any": any(r is not None for r in ranks),
+        "target_ranks": ranks,
+        "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
+        "seconds": seconds,
+    }
 
 
 async def _run_repo(
@@ -240,47 +140,39 @@ async def _run_repo(
         warm = tmp / "warm-up"
         warm.mkdir(exist_ok=True)
         (warm / "warm.py").write_text("def warm_up():\n    return 1\n")
-        await _index(client, warm, "warm-up")
-        await _call(client, "delete_project_index", {"project": "warm-up"})
+        await index_project(client, warm, "warm-up")
+        await call_tool(client, "delete_project_index", {"project": "warm-up"})
         load_s = time.perf_counter() - started
-        stats, complete_s = await _index(client, root, name)
+        stats, complete_s = await index_project(client, root, name)
         # The worker's high-water mark: the model, the cold index and every vector, nothing else yet.
-        peak_rss = _peak_rss_mib(worker.pid)
+        peak_rss = peak_rss_mib(worker.pid)
         index_s = stats["searchable_s"]
-        projects = (await _call(client, "list_indexed_projects", {}))["projects"]
+        projects = (await call_tool(client, "list_indexed_projects", {}))["projects"]
         units = next((p["units"] for p in projects if p["project"] == name), 0)
         progress(
             f"semble: {name}: {units} units, {stats['files_indexed']} files searchable in {index_s:.1f}s "
             f"({units / index_s:.0f} units/s), every vector in {complete_s:.1f}s "
             f"(worker up and model loaded in {load_s:.0f}s)"
         )
-        job_client = None
-        if args.mode != "hybrid":
-            from learning_memory.server.transport.arq import ArqTransport
-
-            job_client = ArqTransport(Settings(redis_url=args.redis_url, namespace=namespace, queue="arq"))
         per_query: list[dict[str, Any]] = []
+        if args.mode == "hybrid":
+            for query in queries:
+                asked = time.perf_counter()
+                answer = await call_tool(
+                    client, "search_code", {"query": query.text, "project": name, "limit": K}
+                )
+                per_query.append(_judged(query, answer["results"], time.perf_counter() - asked, spec))
+    if args.mode != "hybrid":
+        # BM25 alone is no tool, and a question is no snippet: the search room answers here.
+        services = open_services(tmp / "data", fast_tier=args.fast_tier, embedding_model=args.embedding_model)
         try:
             for query in queries:
                 asked = time.perf_counter()
-                found = await _search(client, job_client, query.text, name, args.mode)
-                seconds = time.perf_counter() - asked
-                hits = _hits(found, spec.get("benchmark_root"))
-                ranks = [target_rank(hits, t) for t in query.targets]
-                per_query.append(
-                    {
-                        "query": query.text,
-                        "category": query.category,
-                        "ndcg10": ndcg_at_10(hits, query.targets),
-                        "found_any": any(r is not None for r in ranks),
-                        "target_ranks": ranks,
-                        "top": [f"{h.path}:{h.start_line}-{h.end_line}" for h in hits],
-                        "seconds": seconds,
-                    }
-                )
+                hits = await search(services, query.text, project=name, limit=K, mode=args.mode)
+                found = [hit.model_dump() for hit in hits]
+                per_query.append(_judged(query, found, time.perf_counter() - asked, spec))
         finally:
-            if job_client is not None:
-                await job_client.close()
+            await services.close()
     return {
         "language": spec["language"],
         "revision": spec["revision"],
@@ -291,13 +183,13 @@ async def _run_repo(
         "units_per_s": units / index_s if index_s else None,
         "complete_s": complete_s,  # until every unit had its vector
         "peak_rss_mib": peak_rss,
-        "ndcg10": _mean(q["ndcg10"] for q in per_query),
+        "ndcg10": mean(q["ndcg10"] for q in per_query),
         # Of each query's targets, the share in the top 10 (then the mean over queries).
-        "recall10": _mean(
+        "recall10": mean(
             sum(r is not None for r in q["target_ranks"]) / max(1, len(q["target_ranks"])) for q in per_query
         ),
         "by_category": {
-            c: _mean(q["ndcg10"] for q in per_query if q["category"] == c)
+            c: mean(q["ndcg10"] for q in per_query if q["category"] == c)
             for c in CATEGORIES
             if any(q["category"] == c for q in per_query)
         },
@@ -305,20 +197,7 @@ async def _run_repo(
     }
 
 
-def _mean(values: Iterable[float]) -> float:
-    items = list(values)
-    return sum(items) / len(items) if items else float("nan")
-
-
 # --- report ---------------------------------------------------------------------------------
-
-
-def _summary(per_repo: dict[str, dict[str, Any]]) -> dict[str, float]:
-    """Mean over repositories, overall and per category (a category's mean over the repos that have it)."""
-    out = {"all": _mean(r["ndcg10"] for r in per_repo.values())}
-    for c in CATEGORIES:
-        out[c] = _mean(r["by_category"][c] for r in per_repo.values() if c in r["by_category"])
-    return out
 
 
 def _fmt(value: float | None) -> str:
@@ -354,8 +233,8 @@ def _report(
     total_s = sum(r["index_s"] for r in ours.values())
     total_complete_s = sum(r["complete_s"] for r in ours.values())
     peak_rss = max((r.get("peak_rss_mib") or 0.0 for r in ours.values()), default=0.0)
-    ours_summary = _summary(ours)
-    published_summary = {p: _summary(theirs[p]) for p in PUBLISHED if len(theirs[p]) == len(names)}
+    ours_summary = mean_by_category(ours)
+    published_summary = {p: mean_by_category(theirs[p]) for p in PUBLISHED if len(theirs[p]) == len(names)}
     rows.append(
         [
             f"mean of {len(names)}",
@@ -365,7 +244,7 @@ def _report(
             f"{total_units / total_s:.0f}" if total_s else "—",
             f"{total_complete_s:.1f}",
             f"max {peak_rss:.0f}" if peak_rss else "n/a",
-            _fmt(_mean(r["recall10"] for r in ours.values())),
+            _fmt(mean(r["recall10"] for r in ours.values())),
             _fmt(ours_summary["all"]),
             *[_fmt(published_summary.get(p, {}).get("all")) for p in PUBLISHED],
         ]
@@ -454,13 +333,13 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
             "--repos-dir is required: a folder with each repository of repos.json checked out at its "
             "revision in a sub-folder named after it (see docs/benchmarks.md)"
         )
-    repos, published = _load_data(args.data)
-    selected = _select(repos, args.repos)
+    repos, published = load_data(args.data)
+    selected = select(repos, args.repos)
     # Every checkout checked before the first (long) index, so a missing one fails at once.
     roots = {spec["name"]: _checkout_root(args.repos_dir.resolve(), spec) for spec in selected}
     ours: dict[str, dict[str, Any]] = {}
     for spec in selected:
-        queries = _queries(args.data, spec["name"])
+        queries = annotated_queries(args.data, spec["name"])
         if args.workdir is not None:
             kept = args.workdir.resolve() / spec["name"]
             kept.mkdir(parents=True, exist_ok=True)

@@ -22,7 +22,7 @@ from typing import Any
 
 from redis.asyncio import Redis
 
-from bench.code import CORPUS, QUERIES, _copy
+from bench.code import CORPUS, QUERIES, copy_corpus
 from bench.common import latency_summary_ms, print_table, progress
 from learning_memory.shared.contracts.code import IndexCodebaseRequest, SearchCodeRequest
 from learning_memory.shared.keys import Keys
@@ -75,7 +75,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="lms-bench-shared-") as tmp:
             root = Path(tmp)
             corpus = root / "corpus"
-            files = _copy(CORPUS, corpus)
+            files = copy_corpus(CORPUS, corpus)
             request = IndexCodebaseRequest(directory=str(corpus), project=PROJECT)
             async with (
                 _worker(root / "local", False, redis, namespace) as local,

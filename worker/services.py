@@ -26,8 +26,8 @@ if TYPE_CHECKING:
     from redis.asyncio import Redis
 
     from learning_memory.shared.keys import Keys
-    from learning_memory.worker.code.filler import VectorFiller
-    from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
+    from learning_memory.worker.code.index.filler import VectorFiller
+    from learning_memory.worker.code.index.shared_index import CodeIndexReplica, SharedCodeIndex
     from learning_memory.worker.embedding.base import Embedder
     from learning_memory.worker.metadata.store import MetadataStore
     from learning_memory.worker.vectors.base import CollectionSpec, VectorStore
@@ -91,7 +91,7 @@ class WorkerServices:
         self.locks.connect(redis, keys, owner=self.identity.id)
         self.axis_versions.connect(redis, keys)
         if self.settings.shares_state:
-            from learning_memory.worker.code.shared_index import CodeIndexReplica, SharedCodeIndex
+            from learning_memory.worker.code.index.shared_index import CodeIndexReplica, SharedCodeIndex
 
             self._shared_redis = (redis, keys)
             self.watermarks.connect(redis, keys)
@@ -107,7 +107,7 @@ class WorkerServices:
         self, project: str, write: Callable[[SharedCodeIndex], Awaitable[int]]
     ) -> contextlib.AbstractAsyncContextManager[None]:
         """Around a write of ``project``'s rows here: with shared state, ``write`` records it in
-        Redis first (see ``worker.code.shared_index``); else nothing more to do."""
+        Redis first (see ``worker.code.index.shared_index``); else nothing more to do."""
         if self.code_replica is None:
             return contextlib.nullcontext()
         return self.code_replica.writing(project, write)
@@ -157,7 +157,7 @@ class WorkerServices:
         if not self.settings.code_vectors:
             return None
         if self._filler is None:
-            from learning_memory.worker.code.filler import VectorFiller
+            from learning_memory.worker.code.index.filler import VectorFiller
 
             self._filler = VectorFiller(self)
         return self._filler

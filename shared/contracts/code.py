@@ -112,16 +112,16 @@ class CodeHit(Contract):
     similarity: float | None = None  # cosine similarity to the query (None: keyword-only search)
 
 
-SearchMode = Literal["hybrid", "fused", "semantic", "lexical"]
+SearchMode = Literal["hybrid", "semantic"]
 
 
 class SearchCodeRequest(Contract):
-    query: str = Field(min_length=1)
+    query: str = Field(min_length=1)  # a question or a name; for find_similar_code, the snippet
     project: str | None = None
     language: Language | None = None
     limit: int = Field(default=10, ge=1, le=50)
-    # hybrid: search_code; semantic: find_similar_code; lexical: BM25 alone, fused: hybrid without
-    # the code-aware reordering (both for benchmarks).
+    # hybrid: search_code (dense + BM25, fused and reranked); semantic: find_similar_code (the
+    # dense side alone).
     mode: SearchMode = "hybrid"
 
 

@@ -20,7 +20,7 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.shared.contracts.git import IndexCommitsRequest
 from learning_memory.shared.keys import Keys
-from learning_memory.worker.code import indexer as indexer_module
+from learning_memory.worker.code.index import indexer as indexer_module
 from learning_memory.worker.jobs.code import (
     delete_project_index,
     index_codebase,
@@ -125,7 +125,7 @@ async def test_a_worker_that_died_between_the_record_and_its_rows_catches_up(
             raise RuntimeError("killed between the record and the rows")
 
         with monkeypatch.context() as patch:
-            patch.setattr(indexer_module.lexical, "replace_files", dies)
+            patch.setattr(indexer_module.unit_store, "replace_files", dies)
             with pytest.raises(RuntimeError):
                 await index_codebase(first, request)
         assert (await _paths(first, "jittered backoff"))[0] == "retry.py"

@@ -10,7 +10,7 @@ import re
 from pathlib import PurePosixPath
 
 from learning_memory.shared.contracts.code import CodeUnit, FileError, Language
-from learning_memory.worker.code.parser import ParseResult
+from learning_memory.worker.code.index.parser import ParseResult
 
 _HEAD = re.compile(r"^(\s*)(def|class)\s+(\w+)\s*(\([^)]*\))?")
 

@@ -9,7 +9,7 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from learning_memory.shared.contracts.code import Language
-from learning_memory.worker.code.discover import MAX_FILE_BYTES, discover
+from learning_memory.worker.code.index.discover import MAX_FILE_BYTES, discover
 
 SUFFIXES: dict[str, Language] = {".py": "python", ".js": "javascript", ".ts": "typescript", ".go": "go"}
 
@@ -158,7 +158,7 @@ def test_a_symlinked_root_is_resolved(tmp_path: Path) -> None:
 
 
 def test_default_language_lookup_is_the_parsers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from learning_memory.worker.code import parser
+    from learning_memory.worker.code.index import parser
 
     monkeypatch.setattr(parser, "language_for", lambda path: "go" if path.suffix == ".go" else None)
     write(tmp_path, "a.go", "package a\n")

@@ -16,8 +16,8 @@ from learning_memory.shared.contracts.code import (
     ListProjectsRequest,
     SearchCodeRequest,
 )
-from learning_memory.worker.code import lexical
-from learning_memory.worker.code.filler import VectorFiller
+from learning_memory.worker.code.index import unit_store
+from learning_memory.worker.code.index.filler import VectorFiller
 from learning_memory.worker.embedding.base import Embeddings
 from learning_memory.worker.jobs.code import (
     delete_project_index,
@@ -61,7 +61,7 @@ async def test_a_failed_round_leaves_its_units_waiting_for_the_next(
     await index_codebase(run, IndexCodebaseRequest(directory=str(root), project="proj"))
     with pytest.raises(RuntimeError, match="disk full"):
         await filler_of(run).fill_round()
-    assert await lexical.waiting(await run.services.metadata(), "proj") == UNITS
+    assert await unit_store.waiting(await run.services.metadata(), "proj") == UNITS
     monkeypatch.setattr(store, "upsert", real)
     assert await filler_of(run).fill_round() == UNITS
     assert await filler_of(run).fill_round() == 0

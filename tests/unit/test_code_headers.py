@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from learning_memory.worker.code.headers import SNIFF_BYTES, is_cpp
+from learning_memory.worker.code.index.headers import SNIFF_BYTES, is_cpp
 
 EXTERN_C_GUARDS = b"""#ifndef RING_H
 #define RING_H

@@ -22,9 +22,10 @@ from learning_memory.shared.contracts.code import (
     SearchCodeRequest,
 )
 from learning_memory.shared.errors import ValidationError
-from learning_memory.worker.code import indexer as indexer_module
-from learning_memory.worker.code import parser
-from learning_memory.worker.code.units import embedding_text, query_text, split_identifier
+from learning_memory.worker.code.index import indexer as indexer_module
+from learning_memory.worker.code.index import parser
+from learning_memory.worker.code.index.units import embedding_text, split_identifier
+from learning_memory.worker.code.search.query import query_text
 from learning_memory.worker.embedding.base import Embeddings
 from learning_memory.worker.embedding.cache import CachingEmbedder
 from learning_memory.worker.jobs.code import (
@@ -169,7 +170,7 @@ async def test_a_new_parser_version_parses_every_file_again(
 ) -> None:
     root = make_tree(tmp_path / "src", FILES)
     await index(run, root)
-    monkeypatch.setattr("learning_memory.worker.code.parser.PARSE_VERSION", b"a later parser\0")
+    monkeypatch.setattr("learning_memory.worker.code.index.parser.PARSE_VERSION", b"a later parser\0")
     spy.parsed.clear()
     again = await index(run, root)
     assert (again.files_indexed, again.files_unchanged, again.units_indexed) == (3, 0, UNITS)

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from learning_memory.worker.code.macros import blank_macros
-from learning_memory.worker.code.parser import parse_source
+from learning_memory.worker.code.index.macros import blank_macros
+from learning_memory.worker.code.index.parser import parse_source
 
 FMT_STYLE = b"""FMT_BEGIN_NAMESPACE
 namespace detail {

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from learning_memory.shared.contracts.code import CodeUnit, Language
-from learning_memory.worker.code.parser import parse_source
+from learning_memory.worker.code.index.parser import parse_source
 
 
 def units(source: bytes, language: Language, file_path: str) -> list[CodeUnit]:

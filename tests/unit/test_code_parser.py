@@ -13,9 +13,9 @@ import pytest
 from tree_sitter import Language as TSLanguage
 
 from learning_memory.shared.contracts.code import LANGUAGES, CodeUnit, Language
-from learning_memory.worker.code.languages import LANGUAGE_SPECS
-from learning_memory.worker.code.parse_docs import clean_comment
-from learning_memory.worker.code.parser import language_for, parse_source
+from learning_memory.worker.code.index.languages import LANGUAGE_SPECS
+from learning_memory.worker.code.index.parse_docs import clean_comment
+from learning_memory.worker.code.index.parser import language_for, parse_source
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "code"
 

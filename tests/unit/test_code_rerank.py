@@ -5,19 +5,51 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from learning_memory.worker.code.rerank import Weights, adjustment, read_query, rerank, without_project_name
+from learning_memory.worker.code.index.units import UnitPayload
+from learning_memory.worker.code.search.candidate import Candidate
+from learning_memory.worker.code.search.query import read_query, without_project_name
+from learning_memory.worker.code.search.ranking.rerank import adjustment, rerank
+from learning_memory.worker.code.search.ranking.weights import Weights
 
 
 def unit(
-    name: str, file_path: str, unit_type: str = "function", qualified: str | None = None
-) -> dict[str, Any]:
-    return {"name": name, "file_path": file_path, "unit_type": unit_type, "qualified_name": qualified or name}
+    name: str,
+    file_path: str,
+    unit_type: str = "function",
+    qualified: str | None = None,
+    *,
+    project: str = "",
+    start: int = 0,
+    end: int = 0,
+) -> UnitPayload:
+    return UnitPayload.model_validate(
+        {
+            "project": project,
+            "file_path": file_path,
+            "language": "python",
+            "unit_type": unit_type,
+            "name": name,
+            "qualified_name": qualified or name,
+            "signature": name,
+            "start_line": start,
+            "end_line": end,
+            "line_count": end - start + 1,
+            "has_docstring": False,
+        }
+    )
+
+
+def ranked(
+    query: str, units: list[tuple[str, float, UnitPayload]], **options: Any
+) -> list[tuple[str, float]]:
+    found = rerank(read_query(query), [Candidate(pid, score, u) for pid, score, u in units], **options)
+    return [(c.point_id, c.score) for c in found]
 
 
 def order(
-    query: str, units: list[tuple[str, float, dict[str, Any]]], weights: Weights | None = None
+    query: str, units: list[tuple[str, float, UnitPayload]], weights: Weights | None = None
 ) -> list[str]:
-    return [pid for pid, _ in (rerank(query, units, weights) if weights else rerank(query, units))]
+    return [pid for pid, _ in (ranked(query, units, weights=weights) if weights else ranked(query, units))]
 
 
 def test_reading_the_query() -> None:
@@ -62,7 +94,7 @@ def test_tests_and_examples_only_when_asked_for() -> None:
 
 
 def test_a_question_about_documentation_keeps_the_doc_folder() -> None:
-    # cobra's doc/ folder holds the code generating man pages and markdown.
+    # A project's doc/ folder may hold code: the code generating man pages and markdown.
     assert adjustment(read_query("x y"), unit("GenMan", "doc/man_docs.go"))[1] == Weights().non_code_factor
     asked = read_query("documentation generation for man pages and markdown")
     assert asked.asks_non_code
@@ -89,20 +121,20 @@ def test_question_words_naming_the_file_or_its_folder() -> None:
 
 
 def test_a_question_gets_the_member_before_its_class() -> None:
-    def span(name: str, start: int, end: int, unit_type: str = "method") -> dict[str, object]:
-        return {**unit(name, "app/worker.py", unit_type), "start_line": start, "end_line": end}
+    def span(name: str, start: int, end: int, unit_type: str = "method") -> UnitPayload:
+        return unit(name, "app/worker.py", unit_type, start=start, end=end)
 
     units = [
         ("class", 1.0, span("Worker", 10, 400, "class")),
-        ("other", 0.9, {**unit("run", "app/cli.py"), "start_line": 1, "end_line": 9}),
+        ("other", 0.9, unit("run", "app/cli.py", start=1, end=9)),
         ("member", 0.7, span("record_health", 200, 230)),
         ("closure", 0.65, span("beat", 210, 215, "function")),
         ("sibling", 0.6, span("start", 100, 150)),
     ]
-    ranked = [pid for pid, _ in rerank("what does it write to its health key", units)]
+    found = order("what does it write to its health key", units)
     # The member takes the class's place, the class comes after it (at 0.9 of the member's 0.7);
     # the closure inside the member falls behind its siblings.
-    assert ranked == ["member", "other", "class", "sibling", "closure"]
+    assert found == ["member", "other", "class", "sibling", "closure"]
     # A symbol query asks for the class itself.
     assert order("Worker", units)[0] == "class"
 
@@ -120,8 +152,8 @@ def test_with_no_definition_of_the_name_its_file_answers() -> None:
         ("elsewhere", 1.0, unit("createApplication", "lib/express.js")),
         ("module", 0.3, unit("send", "lib/response.js")),
     ]
-    assert [pid for pid, _ in rerank("response", units, defined=False)] == ["module", "elsewhere"]
-    assert [pid for pid, _ in rerank("response", units, defined=True)] == ["elsewhere", "module"]
+    assert [pid for pid, _ in ranked("response", units, defined=False)] == ["module", "elsewhere"]
+    assert [pid for pid, _ in ranked("response", units, defined=True)] == ["elsewhere", "module"]
 
 
 def test_a_second_unit_of_a_file_ranks_below_the_first_of_another_unless_much_stronger() -> None:
@@ -143,17 +175,17 @@ def test_a_second_unit_of_a_file_ranks_below_the_first_of_another_unless_much_st
 
 def test_spreading_keeps_every_candidate_once() -> None:
     units = [(f"u{i}", 1.0 - i / 100, unit(f"f{i}", f"lib/{i % 3}.py")) for i in range(30)]
-    ranked = rerank("topic", units)
-    assert sorted(pid for pid, _ in ranked) == sorted(pid for pid, _, _ in units)
-    assert [pid for pid, _ in ranked][:3] == ["u0", "u1", "u2"]
+    found = ranked("topic", units)
+    assert sorted(pid for pid, _ in found) == sorted(pid for pid, _, _ in units)
+    assert [pid for pid, _ in found][:3] == ["u0", "u1", "u2"]
 
 
 def test_a_nested_function_sinks_only_under_an_outer_one_that_matches() -> None:
-    def span(name: str, start: int, end: int, unit_type: str = "function") -> dict[str, object]:
-        return {**unit(name, "src/fmt/args.h", unit_type), "start_line": start, "end_line": end}
+    def span(name: str, start: int, end: int, unit_type: str = "function") -> UnitPayload:
+        return unit(name, "src/fmt/args.h", unit_type, start=start, end=end)
 
     inner = ("inner", 1.0, span("push_back", 150, 160))
-    other = ("other", 0.8, {**unit("load", "src/b.h"), "start_line": 1, "end_line": 9})
+    other = ("other", 0.8, unit("load", "src/b.h", start=1, end=9))
     # The outer one matches half as well at least: the inner one is a detail of it (1.0 * 0.7).
     assert order("how are arguments stored", [inner, ("outer", 0.6, span("store", 100, 200)), other]) == [
         "other",
@@ -210,14 +242,14 @@ def test_a_symbol_query_puts_the_class_before_its_constructor() -> None:
 
 
 def test_a_module_unit_sinks_none_of_its_files_units() -> None:
-    def span(name: str, unit_type: str, start: int, end: int) -> dict[str, object]:
-        return {**unit(name, "src/flask/globals.py", unit_type), "start_line": start, "end_line": end}
+    def span(name: str, unit_type: str, start: int, end: int) -> UnitPayload:
+        return unit(name, "src/flask/globals.py", unit_type, start=start, end=end)
 
     # The module unit spans the file's loose code around the function: it does not hold it.
     units = [
         ("module", 1.0, span("globals.py", "module", 1, 80)),
         ("function", 0.9, span("_lookup_app_object", "function", 20, 30)),
-        ("elsewhere", 0.8, {**unit("push", "src/flask/ctx.py"), "start_line": 5, "end_line": 9}),
+        ("elsewhere", 0.8, unit("push", "src/flask/ctx.py", start=5, end=9)),
     ]
     # Read as an outer function, the module would sink the function to 0.9 * 0.7, below 0.8.
     assert order("how is the current application object looked up", units) == [
@@ -232,7 +264,7 @@ def test_a_module_re_exporting_an_undefined_name_stands_for_its_definition() -> 
         ("impl", 1.0, unit("RawForm", "extract/raw_form.rs", "class")),
         ("reexport", 0.3, unit("mod.rs", "extract/mod.rs", "module")),
     ]
-    found = rerank("FromRequest", units, defined=True, defining_modules=frozenset({"reexport"}))
+    found = ranked("FromRequest", units, defined=True, defining_modules=frozenset({"reexport"}))
     assert [pid for pid, _ in found] == ["reexport", "impl"]
 
 
@@ -242,13 +274,11 @@ def test_a_short_topical_question_leans_to_the_file_holding_most_code_on_it() ->
         ("core", 0.97, unit("use", "lib/sinatra/base.rb")),
     ]
     sizes = {("", "lib/sinatra/middleware/logger.rb"): 3, ("", "lib/sinatra/base.rb"): 400}
-    for _, _, payload in units:
-        payload["project"] = ""
-    assert [pid for pid, _ in rerank("request pipeline", units)] == ["helper", "core"]
-    assert [pid for pid, _ in rerank("request pipeline", units, file_sizes=sizes)] == ["core", "helper"]
+    assert [pid for pid, _ in ranked("request pipeline", units)] == ["helper", "core"]
+    assert [pid for pid, _ in ranked("request pipeline", units, file_sizes=sizes)] == ["core", "helper"]
     # A long question asks for one function: the file's size barely counts.
     long = "when a request arrives, which function hands it along the configured request pipeline stages"
-    assert [pid for pid, _ in rerank(long, units, file_sizes=sizes)] == ["helper", "core"]
+    assert [pid for pid, _ in ranked(long, units, file_sizes=sizes)] == ["helper", "core"]
 
 
 def test_a_question_spelling_a_type_in_words_finds_it() -> None:
@@ -261,7 +291,7 @@ def test_a_question_spelling_a_type_in_words_finds_it() -> None:
         ("member", 0.7, unit("add", "gson/JsonObject.java", "method", "JsonObject.add")),
         ("module", 0.7, unit("JsonObject.java", "gson/JsonObject.java", "module")),
     ]
-    found = dict(rerank("JSON object with named fields", units))
+    found = dict(ranked("JSON object with named fields", units))
     assert max(found, key=lambda pid: found[pid]) == "object"
     plain = {pid: score for pid, score, _ in units}
     assert found["member"] > plain["member"] - 0.1  # the file named so: the member gains too
@@ -304,8 +334,8 @@ def test_a_name_many_candidates_define_tells_less() -> None:
 
 
 def test_the_projects_own_name_names_no_file() -> None:
-    def of(name: str, path: str) -> dict[str, Any]:
-        return {**unit(name, path), "project": "trpc"}
+    def of(name: str, path: str) -> UnitPayload:
+        return unit(name, path, project="trpc")
 
     units = [
         ("init", 0.50, of("initTRPC", "src/core/initTRPC.ts")),
@@ -314,7 +344,7 @@ def test_the_projects_own_name_names_no_file() -> None:
     assert order("how a tRPC router is created", units) == ["router", "init"]
     assert adjustment(read_query("tRPC setup"), of("x", "src/trpc.ts"))[0] == 0.0
     # A question made of nothing else keeps its words.
-    flask = {**unit("x", "src/flask/app.py"), "project": "flask"}
+    flask = unit("x", "src/flask/app.py", project="flask")
     assert adjustment(read_query("what is flask"), flask)[0] == Weights().path_word
 
 
@@ -339,7 +369,7 @@ def test_the_projects_own_name_is_left_out_of_what_the_model_reads() -> None:
         without_project_name("how does Flask pick an error handler", "flask")
         == "how does pick an error handler"
     )
-    # Only the whole word: flasks and fmtlib's fmt stay.
+    # Only the whole word: "flasks" stays, and so does a namespace that merely begins the name.
     assert without_project_name("flasks of fmt", "flask") == "flasks of fmt"
     assert without_project_name("fmt::format", "fmtlib") == "fmt::format"
     assert without_project_name("Flask", "flask") == "Flask"

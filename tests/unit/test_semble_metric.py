@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from bench.semble import Hit, Target, _hits, _summary, ndcg_at_10, parse_target, path_matches
+from bench.semble_data import Hit, Target, hits_of, mean_by_category, ndcg_at_10, parse_target, path_matches
 
 LOG3 = math.log2(3)  # the discount at rank 2
 
@@ -89,8 +89,8 @@ def test_targets_parse_with_and_without_spans() -> None:
 
 def test_hit_paths_are_made_relative_to_the_repository_root() -> None:
     found = [{"file_path": "sansio/app.py", "start_line": 1, "end_line": 2}]
-    assert _hits(found, "src/flask") == [Hit("src/flask/sansio/app.py", 1, 2)]
-    assert _hits(found, None) == [Hit("sansio/app.py", 1, 2)]
+    assert hits_of(found, "src/flask") == [Hit("src/flask/sansio/app.py", 1, 2)]
+    assert hits_of(found, None) == [Hit("sansio/app.py", 1, 2)]
 
 
 def test_category_means_are_over_the_repositories_that_have_the_category() -> None:
@@ -98,7 +98,7 @@ def test_category_means_are_over_the_repositories_that_have_the_category() -> No
         "a": {"ndcg10": 0.5, "by_category": {"semantic": 0.4, "symbol": 1.0}},
         "b": {"ndcg10": 0.7, "by_category": {"semantic": 0.6}},
     }
-    summary = _summary(per_repo)
+    summary = mean_by_category(per_repo)
     assert summary["all"] == pytest.approx(0.6)
     assert summary["semantic"] == pytest.approx(0.5)
     assert summary["symbol"] == pytest.approx(1.0)

@@ -29,9 +29,9 @@ from typing import Any
 import numpy as np
 
 from learning_memory.worker.embedding.onnx_embedder import (
-    _INPUTS,
     GRAPH,
     META,
+    MODEL_INPUTS,
     PROBES,
     TOKENIZER,
     ExportMeta,
@@ -95,7 +95,7 @@ def _export_into(load_as: str, name: str, folder: Path) -> None:
     if not st.max_seq_length:
         raise ExportError(f"model {name!r} has no max_seq_length")
     names = tuple(getattr(st.tokenizer, "model_input_names", ("input_ids", "attention_mask")))
-    inputs = tuple(name for name in _INPUTS if name in names)
+    inputs = tuple(name for name in MODEL_INPUTS if name in names)
     # torch's vectors as the model runs by default, before the export changes how it attends.
     reference = st.encode(
         list(PROBES), normalize_embeddings=True, convert_to_numpy=True, show_progress_bar=False

@@ -60,7 +60,7 @@ TOKENIZER = "tokenizer.json"
 META = "embedder.json"
 # What a model's folder holds that the export depends on (configuration, vocabulary, weights).
 _FINGERPRINTED = frozenset({".json", ".txt", ".model", ".safetensors", ".bin"})
-_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
+MODEL_INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 # Where ``learning_memory`` is importable from, for the export subprocess: the checkout (this
 # path unresolved runs through its learning_memory/ links) or site-packages.
 _PACKAGE_ROOT = Path(__file__).absolute().parents[3]

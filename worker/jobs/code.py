@@ -2,7 +2,7 @@
 
 Project names come from the metadata store (``indexed_files`` rows, one per indexed file), and
 unit counts from the units' keyword rows, which exist from the moment a project is searchable;
-how many of them still wait for their vector (``worker.code.filler``) is counted there too. A
+how many of them still wait for their vector (``worker.code.index.filler``) is counted there too. A
 project whose files hold no unit is listed with 0 units.
 """
 
@@ -33,9 +33,10 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code import lexical
-from learning_memory.worker.code.indexer import CodeIndexer
-from learning_memory.worker.code.search import search_units
+from learning_memory.worker.code.index import unit_store
+from learning_memory.worker.code.index.indexer import CodeIndexer
+from learning_memory.worker.code.search.search_code import search_code as hybrid_search
+from learning_memory.worker.code.search.similar import find_similar
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchValue, VectorStore
@@ -90,7 +91,7 @@ async def _fill_vectors(run: JobRun, project: str | None) -> int:
     if filler is None:
         return 0
     filler.wake()
-    return await lexical.waiting(await run.services.metadata(), project)
+    return await unit_store.waiting(await run.services.metadata(), project)
 
 
 async def _project_of(run: JobRun, path: Path) -> tuple[str, Path, bool] | None:
@@ -130,9 +131,12 @@ async def reindex_file(run: JobRun, request: ReindexFileRequest) -> ReindexFileR
 
 @job(SEARCH_CODE)
 async def search_code(run: JobRun, request: SearchCodeRequest) -> SearchCodeResponse:
-    results = await search_units(run.services, request)
+    search = find_similar if request.mode == "semantic" else hybrid_search
+    results = await search(run.services, request)
     filler = run.services.vector_filler()
-    pending = 0 if filler is None else await lexical.waiting(await run.services.metadata(), request.project)
+    pending = (
+        0 if filler is None else await unit_store.waiting(await run.services.metadata(), request.project)
+    )
     if pending and filler is not None:
         # Rows left by a process that stopped before filling them (an inline server between
         # sessions) wait for no index job: a search that sees them starts the filler.
@@ -145,7 +149,7 @@ async def list_indexed_projects(run: JobRun, request: ListProjectsRequest) -> Li
     await run.services.current_code_index()
     metadata = await run.services.metadata()
     rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
-    counts = await lexical.unit_counts(metadata)
+    counts = await unit_store.unit_counts(metadata)
     if run.services.vector_filler() is None:  # nothing will fill them: the index is what it is
         counts = {project: (units, 0) for project, (units, _) in counts.items()}
     projects = [
@@ -171,7 +175,7 @@ async def delete_project_index(run: JobRun, request: DeleteProjectRequest) -> De
             # reads the emptied record whole and forgets the project here too.
             await run.services.code_replica.shared.drop(project)
         metadata = await run.services.metadata()
-        await lexical.remove_project(metadata, project)
+        await unit_store.remove_project(metadata, project)
         # Rows last: if the job dies before, a retry still finds the project and finishes the job.
         await metadata.execute("DELETE FROM project_roots WHERE project = ?", (project,))
         files = await metadata.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))

@@ -84,7 +84,7 @@ MIGRATIONS: tuple[str, ...] = (
     # 6: one FTS5 index per project, so BM25's statistics (document frequencies, average length)
     # are the project's own and a project's ranking never depends on what else is indexed. The
     # indexes read their text from code_lexical as before; each is built from it on first use
-    # (worker.code.lexical), so nothing is re-read from disk. And each unit's name, looked up
+    # (worker.code.index.unit_store), so nothing is re-read from disk. And each unit's name, looked up
     # directly when a query names a symbol (its text starts with the name, on a line of its own).
     """
     DROP TRIGGER code_lexical_insert;
@@ -99,7 +99,7 @@ MIGRATIONS: tuple[str, ...] = (
     CREATE INDEX code_lexical_name ON code_lexical (project, name COLLATE NOCASE);
     """,
     # 7: a project is searchable once its rows are written; the transformer's vectors follow
-    # (worker.code.filler). Each row carries its point's payload, for hits the keywords found
+    # (worker.code.index.filler). Each row carries its point's payload, for hits the keywords found
     # before the point exists, and whether its vector is written yet. Rows from before were
     # written with their points.
     """
@@ -120,7 +120,7 @@ MIGRATIONS: tuple[str, ...] = (
     """
     CREATE INDEX code_lexical_name_any ON code_lexical (name COLLATE NOCASE);
     """,
-    # 10: with state shared through Redis (worker.code.shared_index), a project's rows, file
+    # 10: with state shared through Redis (worker.code.index.shared_index), a project's rows, file
     # hashes and root here are a replica of its record there, at the version recorded here.
     """
     CREATE TABLE code_replicas (

@@ -27,8 +27,8 @@ from typing import TYPE_CHECKING
 from learning_memory.shared.cancelling import raise_if_cancelling, wait_set
 from learning_memory.shared.contracts.code import COLLECTION
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code import lexical
-from learning_memory.worker.code.units import collection_spec
+from learning_memory.worker.code.index import unit_store
+from learning_memory.worker.code.index.units import collection_spec
 from learning_memory.worker.vectors.base import PointData
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ RETRY_AFTER_S = 30.0  # after a failed round (the model would not load, the stor
 
 
 class VectorFiller:
-    """One per :class:`~worker.context.WorkerServices`; :meth:`wake` after writing rows."""
+    """One per :class:`~worker.services.WorkerServices`; :meth:`wake` after writing rows."""
 
     def __init__(self, services: WorkerServices) -> None:
         self._services = services
@@ -114,7 +114,7 @@ class VectorFiller:
         """Embed and write one batch of waiting units; how many were written (0: none waits)."""
         services = self._services
         metadata = await services.metadata()
-        rows = await lexical.pending(metadata, BATCH)
+        rows = await unit_store.pending(metadata, BATCH)
         if not rows:
             return 0
         embedder = await services.embedder()
@@ -125,7 +125,7 @@ class VectorFiller:
         for project, group in groupby(pairs, key=lambda pair: pair[0].project):
             batch = list(group)
             async with services.locks.hold("code", project):
-                waiting = await lexical.still_pending(metadata, [row for row, _ in batch])
+                waiting = await unit_store.still_pending(metadata, [row for row, _ in batch])
                 points = [
                     PointData(row.point_id, vector, row.payload)
                     for row, vector in batch
@@ -133,6 +133,6 @@ class VectorFiller:
                 ]
                 if points:
                     await store.upsert(COLLECTION, points)
-                await lexical.mark_embedded(metadata, sorted(waiting))
+                await unit_store.mark_embedded(metadata, sorted(waiting))
             written += len(points)
         return written

@@ -17,7 +17,7 @@ from pathlib import Path, PurePosixPath
 
 from learning_memory.shared.contracts.code import Language
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code import parser
+from learning_memory.worker.code.index import parser
 
 log = get_logger(__name__)
 

@@ -5,14 +5,14 @@ row: unchanged files are not parsed again; new or changed ones are parsed and th
 replaced; rows whose file is gone from disk (or is now skipped) lose their units and their row.
 
 Indexing makes a project searchable: each unit's keyword row is written with its point's payload
-and marked as waiting for its vector, which ``worker.code.filler`` computes afterwards, in the
+and marked as waiting for its vector, which ``worker.code.index.filler`` computes afterwards, in the
 background. The transformer is the slow part by far, so search answers from the keywords and the
 code-aware ranking seconds after the index starts, and gains the dense side as vectors land.
 
 Replacing a group of files runs in this order: delete the files' points by filter, replace their
 keyword rows, record the hashes. A crash at any step leaves the hashes unrecorded, so the retried
 job redoes those files: nothing is missing, nothing duplicated. With shared state, the files'
-record in Redis (hashes and rows together, ``worker.code.shared_index``) is written before this
+record in Redis (hashes and rows together, ``worker.code.index.shared_index``) is written before this
 worker's replica: a crash in between leaves the replica behind its record, rebuilt on next use.
 
 A producer task reads, hashes and parses files in a thread, a batch at a time, into a bounded
@@ -32,9 +32,9 @@ from pathlib import Path, PurePosixPath
 from learning_memory.shared.contracts.code import COLLECTION, CodeUnit, FileError, IndexCodebaseResponse
 from learning_memory.shared.jobs import ProgressReporter, no_progress
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code import lexical, parser
-from learning_memory.worker.code.discover import Discovery, discover, discover_one
-from learning_memory.worker.code.shared_index import FileRecord, SharedCodeIndex
+from learning_memory.worker.code.index import parser, unit_store
+from learning_memory.worker.code.index.discover import Discovery, discover, discover_one
+from learning_memory.worker.code.index.shared_index import FileRecord, SharedCodeIndex
 from learning_memory.worker.services import WorkerServices
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, VectorStore
 
@@ -234,7 +234,7 @@ class CodeIndexer:
         async with self.services.writing_code_index(
             self.project, lambda shared: self._share(shared, group, units)
         ):
-            await lexical.replace_files(metadata, self.project, paths, units)
+            await unit_store.replace_files(metadata, self.project, paths, units)
             now = time.time()
             await metadata.executemany(
                 "INSERT OR REPLACE INTO indexed_files (repo, path, content_hash, indexed_at)"
@@ -255,7 +255,7 @@ class CodeIndexer:
         async with self.services.writing_code_index(
             self.project, lambda shared: shared.remove_files(self.project, gone)
         ):
-            await lexical.remove_files(metadata, self.project, gone)
+            await unit_store.remove_files(metadata, self.project, gone)
             await metadata.executemany(
                 "DELETE FROM indexed_files WHERE repo = ? AND path = ?",
                 [(self.project, path) for path in gone],
@@ -268,7 +268,7 @@ class CodeIndexer:
         for unit in units:
             by_file.setdefault(unit.file_path, []).append(unit)
         files = {
-            work.path: FileRecord(work.content_hash or "", lexical.rows_for(by_file.get(work.path, [])))
+            work.path: FileRecord(work.content_hash or "", unit_store.rows_for(by_file.get(work.path, [])))
             for work in group
         }
         return await shared.write_files(self.project, files)

@@ -30,15 +30,13 @@ from redis.asyncio import Redis
 
 from learning_memory.shared.keys import Keys
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code import lexical
-from learning_memory.worker.code.lexical import Row
+from learning_memory.worker.code.index import unit_store
+from learning_memory.worker.code.index.unit_store import Row
 from learning_memory.worker.metadata.store import MetadataStore
 
 log = get_logger(__name__)
 
 _VERSION = "version"
-# Below SQLite's historical limit of 999 host parameters.
-_PATHS_PER_QUERY = 500
 # One write of a project's files, atomic with its version: each path's change is recorded at the
 # version that made it, so a replica at version v reads only what changed since v.
 # KEYS: meta, files, changes, projects. ARGV: project, "set" (then path, value pairs) or "del"
@@ -240,27 +238,13 @@ def _apply(conn: sqlite3.Connection, project: str, found: ProjectChanges) -> Non
     record's. Rows whose vectors this worker already wrote keep them when their id and text are
     unchanged: only what changed waits for its vector again."""
     paths = list(found.files)
+    embedded = unit_store.embedded_rows(conn, project, None if found.full else paths)
     if found.full:
-        embedded = conn.execute(
-            "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1", (project,)
-        ).fetchall()
-        lexical.drop_project(conn, project)
+        unit_store.drop_project(conn, project)
         conn.execute("DELETE FROM indexed_files WHERE repo = ?", (project,))
-    else:
-        embedded = []
-        for start in range(0, len(paths), _PATHS_PER_QUERY):
-            chunk = paths[start : start + _PATHS_PER_QUERY]
-            embedded += conn.execute(
-                "SELECT point_id, text FROM code_lexical WHERE project = ? AND embedded = 1"
-                f" AND file_path IN ({','.join('?' * len(chunk))})",
-                [project, *chunk],
-            ).fetchall()
     rows = [row for file in found.files.values() if file is not None for row in file.rows]
-    lexical.replace_rows(conn, project, [] if found.full else paths, rows)
-    conn.executemany(
-        "UPDATE code_lexical SET embedded = 1 WHERE point_id = ? AND text = ? AND project = ?",
-        [(point, text, project) for point, text in embedded],
-    )
+    unit_store.replace_rows(conn, project, [] if found.full else paths, rows)
+    unit_store.keep_embedded(conn, project, embedded)
     conn.executemany(
         "DELETE FROM indexed_files WHERE repo = ? AND path = ?",
         [(project, path) for path, file in found.files.items() if file is None],

@@ -1,5 +1,6 @@
-"""BM25 per project: a project's keyword ranking is its own, whatever else is indexed, and
-indexes written before they were per project are built on first search."""
+"""BM25 per project over the unit store: a project's keyword ranking is its own, whatever else is
+indexed, and indexes written before they were per project are built on first search. Name
+lookups: units by name, modules binding or re-exporting a name."""
 
 from __future__ import annotations
 
@@ -9,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from learning_memory.shared.contracts.code import CodeUnit
-from learning_memory.worker.code import lexical
+from learning_memory.worker.code.index import unit_store
+from learning_memory.worker.code.search import bm25, names
+from learning_memory.worker.code.search.query import query_terms
 from learning_memory.worker.metadata.store import MetadataStore
 
 
@@ -39,11 +42,11 @@ async def metadata(tmp_path: Path) -> AsyncIterator[MetadataStore]:
 
 async def index(metadata: MetadataStore, project: str, units: list[CodeUnit]) -> None:
     paths = sorted({u.file_path for u in units})
-    await lexical.replace_files(metadata, project, paths, units)
+    await unit_store.replace_files(metadata, project, paths, units)
 
 
 async def ranking(metadata: MetadataStore, project: str | None = "app") -> list[str]:
-    return await lexical.search(metadata, "parse ledger entry", limit=10, project=project)
+    return await bm25.search(metadata, query_terms("parse ledger entry"), limit=10, project=project)
 
 
 APP = [
@@ -73,11 +76,11 @@ async def test_replacing_and_removing_keep_each_index_exact(metadata: MetadataSt
     await index(metadata, "app", APP)
     await index(metadata, "app", [unit("app", "a.py", "write_report", "return render(report)")])
     assert APP[0].id not in await ranking(metadata)
-    await lexical.remove_files(metadata, "app", ["b.py"])
+    await unit_store.remove_files(metadata, "app", ["b.py"])
     assert APP[1].id not in await ranking(metadata)
-    await lexical.remove_project(metadata, "app")
+    await unit_store.remove_project(metadata, "app")
     assert await ranking(metadata) == [] and await ranking(metadata, project=None) == []
-    assert await lexical.search(metadata, "the of", limit=5) == []  # nothing but stopwords
+    assert await bm25.search(metadata, query_terms("the of"), limit=5) == []  # nothing but stopwords
 
 
 async def test_rows_without_an_index_get_one_on_first_search(metadata: MetadataStore) -> None:
@@ -102,9 +105,11 @@ async def test_every_project_without_an_index_gets_one_and_language_still_filter
     across = await ranking(metadata, project=None)
     assert {APP[0].id, other.id} <= set(across)
     assert len(await metadata.fetchall("SELECT * FROM code_fts_tables")) == 2
-    go_only = await lexical.search(metadata, "parse ledger entry", limit=10, language="go")
+    go_only = await bm25.search(metadata, query_terms("parse ledger entry"), limit=10, language="go")
     assert go_only == [other.id]
-    python_in_app = await lexical.search(metadata, "parse ledger", limit=2, project="app", language="python")
+    python_in_app = await bm25.search(
+        metadata, query_terms("parse ledger"), limit=2, project="app", language="python"
+    )
     assert len(python_in_app) == 2 and python_in_app[0] == APP[0].id
 
 
@@ -134,20 +139,20 @@ async def test_a_name_re_exported_by_a_module_is_found_there(metadata: MetadataS
             unit("web", "form.rs", "from_request", "impl FromRequest for Form { fn from_request() {} }"),
         ],
     )
-    assert (await lexical.defining_modules(metadata, "FromRequest", limit=5, project="web")).reexporting == [
+    assert (await names.defining_modules(metadata, "FromRequest", limit=5, project="web")).reexporting == [
         await _id(metadata, "extract/mod.rs")
     ]
-    assert (await lexical.defining_modules(metadata, "router", limit=5)).reexporting == [
+    assert (await names.defining_modules(metadata, "router", limit=5)).reexporting == [
         await _id(metadata, "index.ts")
     ]
     assert (
-        await lexical.defining_modules(metadata, "Session", limit=5, project="web", language="python")
+        await names.defining_modules(metadata, "Session", limit=5, project="web", language="python")
     ).reexporting == [await _id(metadata, "pkg/__init__.py")]
     assert (
-        await lexical.defining_modules(metadata, "Session", limit=5, project="web", language="rust")
+        await names.defining_modules(metadata, "Session", limit=5, project="web", language="rust")
     ).reexporting == []
-    assert (await lexical.defining_modules(metadata, "FromRef", limit=5, project="other")).reexporting == []
-    assert (await lexical.defining_modules(metadata, "__", limit=5, project="web")).reexporting == []
+    assert (await names.defining_modules(metadata, "FromRef", limit=5, project="other")).reexporting == []
+    assert (await names.defining_modules(metadata, "__", limit=5, project="web")).reexporting == []
 
 
 async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: MetadataStore) -> None:
@@ -166,7 +171,7 @@ async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: Met
             module("app", "AF.swift", "swift", "public let AF = Session.default"),
         ],
     )
-    assert (await lexical.defining_modules(metadata, "g", limit=5, project="app")).binding == [
+    assert (await names.defining_modules(metadata, "g", limit=5, project="app")).binding == [
         await _id(metadata, "globals.py")
     ]
     for name, path in [
@@ -176,13 +181,11 @@ async def test_a_value_bound_at_a_modules_top_level_is_found_there(metadata: Met
         ("json", "Json.kt"),
         ("AF", "AF.swift"),
     ]:
-        assert (await lexical.defining_modules(metadata, name, limit=5, project="app")).binding == [
+        assert (await names.defining_modules(metadata, name, limit=5, project="app")).binding == [
             await _id(metadata, path)
         ]
-    assert (
-        await lexical.defining_modules(metadata, "g", limit=5, project="app", language="go")
-    ).binding == []
-    assert (await lexical.defining_modules(metadata, "createRouter", limit=5, project="app")).binding == []
+    assert (await names.defining_modules(metadata, "g", limit=5, project="app", language="go")).binding == []
+    assert (await names.defining_modules(metadata, "createRouter", limit=5, project="app")).binding == []
 
 
 async def _id(metadata: MetadataStore, path: str) -> str:
@@ -201,7 +204,7 @@ async def test_units_are_found_by_name_in_any_case_module_units_aside(metadata: 
             unit("gson", "Other.java", "other", "int other() {}"),
         ],
     )
-    found = await lexical.named(metadata, ["jsonobject", "typeadapter"], limit=5, project="gson")
+    found = await names.named(metadata, ["jsonobject", "typeadapter"], limit=5, project="gson")
     assert found == [await _id(metadata, "JsonObject.java")]
-    assert await lexical.named(metadata, [], limit=5) == []
-    assert await lexical.named(metadata, ["jsonobject"], limit=5, project="gson", language="go") == []
+    assert await names.named(metadata, [], limit=5) == []
+    assert await names.named(metadata, ["jsonobject"], limit=5, project="gson", language="go") == []

@@ -8,7 +8,7 @@ import re
 
 from tree_sitter import Node
 
-from learning_memory.worker.code.languages import LangSpec
+from learning_memory.worker.code.index.language_spec import LangSpec
 
 # One line's comment opener: /** /* /*! /// //! // # and a Javadoc-style leading "*".
 _OPENER = re.compile(r"^\s*(?:/\*+!?|//[/!]?|#+!?|\*(?!/))\s?")

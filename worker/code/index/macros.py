@@ -1,8 +1,8 @@
 """C and C++ macros that tree-sitter cannot read, blanked out before parsing.
 
 A grammar sees the source before the preprocessor does, so a macro standing for syntax throws it:
-fmt's ``FMT_BEGIN_NAMESPACE`` (``namespace fmt { inline namespace v11 {``) alone on its line
-turns the whole header into one function named ``namespace``, and ``FMT_EXPORT template <...>``
+a library's ``LIB_BEGIN_NAMESPACE`` (``namespace lib { inline namespace v2 {``) alone on its line
+turns the whole header into one function named ``namespace``, and ``LIB_EXPORT template <...>``
 hides the template behind it. Such macros are replaced by spaces of the same length, so every
 byte offset and line stays where it was: units take their text from the original source.
 
@@ -22,10 +22,10 @@ _BEFORE_DECLARATION = re.compile(
     re.MULTILINE,
 )
 # C++ only (C code names types in capitals: HANDLE, DWORD): a capitalised macro in front of a
-# declaration, such as FMT_CONSTEXPR before a constructor, whose initialiser list then fails.
+# declaration, such as LIB_CONSTEXPR before a constructor, whose initialiser list then fails.
 _BEFORE_NAME = re.compile(rb"^[ \t]*((?:[A-Z][A-Z0-9_]{2,}[ \t]+)+)(?=[A-Za-z_~])", re.MULTILINE)
 
-# ``if FMT_CONSTEXPR20 (...)``: a macro standing for ``constexpr`` after an ``if``.
+# ``if LIB_CONSTEXPR20 (...)``: a macro standing for ``constexpr`` after an ``if``.
 _AFTER_IF = re.compile(rb"\bif[ \t]+([A-Z][A-Z0-9_]{2,})(?=[ \t]*\()")
 
 

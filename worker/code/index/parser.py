@@ -1,11 +1,7 @@
-"""Parsing source files into code units with tree-sitter.
-
-Grammars come from the per-language wheels (``tree-sitter-python``, ...), never from
-``tree-sitter-language-pack``, which downloads grammars at run time and fails offline. The wheels
-are imported on first use of their language, so the server never pays for them.
+"""Parsing source files into code units with tree-sitter (grammars: :mod:`.grammars`).
 
 One generic walk serves every language; what differs (which nodes are functions, classes,
-decision points, comments) is data in :mod:`worker.code.languages`.
+decision points, comments) is data in :mod:`worker.code.index.languages`.
 
 Encoding: UTF-8 (a BOM is dropped). Bytes containing NUL are binary (or UTF-16) and give an
 ``encoding_error``. Other bytes that are not UTF-8 are read as Latin-1: legacy sources in
@@ -15,34 +11,32 @@ code structure survives while a few characters in strings and comments may be wr
 
 from __future__ import annotations
 
-import importlib
 import re
-import threading
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
-from tree_sitter import Language as TSLanguage
-from tree_sitter import Node, Parser
+from tree_sitter import Node
 
 from learning_memory.shared.contracts.code import CodeUnit, FileError, Language, UnitType
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.code.headers import is_cpp
-from learning_memory.worker.code.languages import (
+from learning_memory.worker.code.index.grammars import CASE, CLASS, DECISION, grammar, parser_for
+from learning_memory.worker.code.index.headers import is_cpp
+from learning_memory.worker.code.index.language_spec import (
     DEFAULT_ARM_PREFIXES,
     EXTENSIONS,
-    LANGUAGE_SPECS,
     LOGICAL_OPERATORS,
     LangSpec,
 )
-from learning_memory.worker.code.macros import blank_macros
-from learning_memory.worker.code.module_unit import module_unit
-from learning_memory.worker.code.parse_docs import leading_comment, python_docstring
+from learning_memory.worker.code.index.languages import LANGUAGE_SPECS
+from learning_memory.worker.code.index.macros import blank_macros
+from learning_memory.worker.code.index.module_unit import module_unit
+from learning_memory.worker.code.index.parse_docs import leading_comment, python_docstring
 
 log = get_logger(__name__)
 
 MAX_SIGNATURE_CHARS = 300
-# Mixed into each file's content hash (worker.code.indexer): bump it when parsing yields other
+# Mixed into each file's content hash (worker.code.index.indexer): bump it when parsing yields other
 # units from the same bytes, so that files indexed before are parsed again on their next index.
 PARSE_VERSION = b"units-2\0"
 _BOM = b"\xef\xbb\xbf"
@@ -50,67 +44,11 @@ _SPACE = re.compile(r"\s+")
 _GENERIC_ARGS = re.compile(r"<[^<>]*>|\[[^\[\]]*\]")
 _NAME_SEPARATORS = re.compile(r"::|\.|\\")
 
-# Roles of node kinds in the walk.
-_FUNCTION, _CLASS, _DECISION, _CASE, _LOGICAL = 1, 2, 3, 4, 5
-
 
 @dataclass
 class ParseResult:
     units: list[CodeUnit] = field(default_factory=list)
     error: FileError | None = None  # set when nothing could be read from the file
-
-
-@dataclass(frozen=True)
-class _Grammar:
-    language: TSLanguage
-    roles: dict[int, int]  # node kind id -> role: one dict lookup per node in the walk
-
-
-_GRAMMARS: dict[Language, _Grammar] = {}
-_GRAMMARS_LOCK = threading.Lock()
-# A Parser is not safe to share between threads (callers parse in a thread pool); a Language is.
-_LOCAL = threading.local()
-
-
-def _grammar(language: Language) -> _Grammar:
-    grammar = _GRAMMARS.get(language)
-    if grammar is None:
-        with _GRAMMARS_LOCK:
-            grammar = _GRAMMARS.get(language)
-            if grammar is None:
-                grammar = _GRAMMARS[language] = _load(LANGUAGE_SPECS[language])
-    return grammar
-
-
-def _load(spec: LangSpec) -> _Grammar:
-    module = importlib.import_module(spec.module)
-    ts_language = TSLanguage(getattr(module, spec.loader)())
-    by_name: dict[str, int] = {}
-    for role, names in (
-        (_DECISION, spec.decisions),
-        (_CASE, spec.cases),
-        (_LOGICAL, spec.logical),
-        (_CLASS, spec.classes),
-        (_FUNCTION, spec.functions),
-    ):
-        by_name.update(dict.fromkeys(names, role))
-    roles: dict[int, int] = {}
-    # Several kind ids can share a name (aliases), so map every id rather than one per name.
-    for kind_id in range(ts_language.node_kind_count):
-        name = ts_language.node_kind_for_id(kind_id)
-        if name in by_name and ts_language.node_kind_is_named(kind_id):
-            roles[kind_id] = by_name[name]
-    return _Grammar(ts_language, roles)
-
-
-def _parser(language: Language) -> Parser:
-    parsers: dict[Language, Parser] | None = getattr(_LOCAL, "parsers", None)
-    if parsers is None:
-        parsers = _LOCAL.parsers = {}
-    parser = parsers.get(language)
-    if parser is None:
-        parser = parsers[language] = Parser(_grammar(language).language)
-    return parser
 
 
 def language_for(path: PurePosixPath) -> Language | None:
@@ -151,10 +89,10 @@ def _parse(source: bytes, language: Language, project: str, file_path: str) -> P
         return ParseResult()
     if language == "c" and file_path.lower().endswith(".h") and is_cpp(data):
         language = "cpp"
-    tree = _parser(language).parse(
+    tree = parser_for(language).parse(
         blank_macros(data, cpp=language == "cpp") if language in ("c", "cpp") else data
     )
-    walker = _Walker(data, LANGUAGE_SPECS[language], _grammar(language).roles, project, file_path, language)
+    walker = _Walker(data, LANGUAGE_SPECS[language], grammar(language).roles, project, file_path, language)
     units = walker.walk(tree.root_node)
     module = module_unit(
         tree.root_node, data, [(start, end) for start, end, _ in walker.closed], walker.spec, walker.common
@@ -221,14 +159,14 @@ class _Walker:
             assert node is not None
             role = roles.get(node.kind_id)
             if role is not None:
-                if role <= _CLASS:
-                    frame = self._open(node, role == _CLASS, depth, frames)
+                if role <= CLASS:
+                    frame = self._open(node, role == CLASS, depth, frames)
                     if frame is not None:
                         frames.append(frame)
                 elif frames:
-                    if role == _DECISION:
+                    if role == DECISION:
                         frames[-1].complexity += 1
-                    elif role == _CASE:
+                    elif role == CASE:
                         if not data.startswith(DEFAULT_ARM_PREFIXES, node.start_byte):
                             frames[-1].complexity += 1
                     else:

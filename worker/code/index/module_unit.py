@@ -1,7 +1,7 @@
 """A file's code outside its functions and classes, as one unit of its own (``unit_type`` "module").
 
 Much of what a question asks about lives there: a Python module's docstring and its globals
-(flask's ``g = LocalProxy(...)``), signal and constant tables, a Rust ``mod.rs`` re-exporting
+(a web framework's ``g = LocalProxy(...)``), signal and constant tables, a Rust ``mod.rs`` re-exporting
 ``FromRequest``, a Go file's ``var`` block, a JavaScript module's ``exports.x = ...``. Without
 this unit such a file is invisible to search however well it answers.
 
@@ -23,7 +23,7 @@ from typing import Any
 from tree_sitter import Node
 
 from learning_memory.shared.contracts.code import CodeUnit
-from learning_memory.worker.code.languages import LangSpec
+from learning_memory.worker.code.index.language_spec import LangSpec
 
 # Less code than this (white space and comments aside) is a package line or a stray brace.
 MIN_CHARS = 60

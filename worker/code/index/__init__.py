@@ -1,0 +1,1 @@
+"""Indexing: from a directory's files to the rows, vectors and shared record that search reads."""

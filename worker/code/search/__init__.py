@@ -1,0 +1,1 @@
+"""Search: hybrid candidates (dense + BM25, fused), name lookups, and code-aware reranking."""
