@@ -18,10 +18,12 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from mcp import Client
+from mcp.types import CallToolResult
 
 from tests.git_repo import build_repo
 from tests.mcp_thread import inline_settings
@@ -349,14 +351,39 @@ def _typical(seen: dict[str, Any]) -> str:
     )[:500]
 
 
-def _record(result: Any, mask: Masker) -> dict[str, Any]:
-    text = "".join(getattr(block, "text", "") for block in result.content)
-    structured = result.structured_content
-    return {
-        "is_error": bool(result.is_error),
-        "text": mask(text),
-        "structured": None if structured is None else json.loads(mask(json.dumps(structured, indent=1))),
-    }
+@dataclass
+class Capture:
+    """What a run of the script saw: each answer as kept (masked) and as received, and the output
+    schema each tool lists."""
+
+    mask: Masker
+    answers: list[dict[str, Any]] = field(default_factory=list)
+    received: list[tuple[str, CallToolResult]] = field(default_factory=list)
+    output_schemas: dict[str, dict[str, Any] | None] = field(default_factory=dict)
+
+    def record(
+        self,
+        label: str,
+        tool: str,
+        arguments: dict[str, Any],
+        result: CallToolResult,
+        shown: dict[str, Any] | None = None,
+    ) -> None:
+        """Keep ``result``; ``shown`` stands for ``arguments`` in the capture when given."""
+        self.received.append((tool, result))
+        text = "".join(getattr(block, "text", "") for block in result.content)
+        structured = result.structured_content
+        self.answers.append(
+            {
+                "call": label,
+                "arguments": shown or json.loads(self.mask(json.dumps(arguments))),
+                "is_error": bool(result.is_error),
+                "text": self.mask(text),
+                "structured": None
+                if structured is None
+                else json.loads(self.mask(json.dumps(structured, indent=1))),
+            }
+        )
 
 
 def _payload(result: Any) -> Any:
@@ -369,21 +396,21 @@ def _payload(result: Any) -> Any:
         return text
 
 
-async def _main_server(root: Path, mask: Masker) -> list[dict[str, Any]]:
+async def _main_server(root: Path, seen_by: Capture) -> None:
     from learning_memory.composition import build_server
 
     build_repo(root / "repo")
     settings = inline_settings(root, "hashing:256", repo_path=root / "repo", hook_budget_s=10.0)
-    answers: list[dict[str, Any]] = []
     seen: dict[str, Any] = {}
     counts: dict[str, int] = {}
     async with Client(build_server(settings)) as client:
+        tools = (await client.list_tools()).tools
+        seen_by.output_schemas = {t.name: t.output_schema for t in tools}
         # What a client learns of each tool before calling it (the output schema aside).
         listed = [
-            {"name": t.name, "description": t.description, "input_schema": t.input_schema}
-            for t in (await client.list_tools()).tools
+            {"name": t.name, "description": t.description, "input_schema": t.input_schema} for t in tools
         ]
-        answers.append({"call": "tools/list", "tools": listed})
+        seen_by.answers.append({"call": "tools/list", "tools": listed})
         for name, args in script(root):
             arguments = args(seen) if callable(args) else args
             if name == WAIT_FOR_VECTORS:
@@ -394,11 +421,8 @@ async def _main_server(root: Path, mask: Masker) -> list[dict[str, Any]]:
             label = f"{name}#{counts[name]}"
             seen[label] = _payload(result)
             if name == "initialize_refinement_loop" and not result.is_error:
-                mask.loop_ids.add(seen[label]["id"])
-            answers.append(
-                {"call": label, "arguments": json.loads(mask(json.dumps(arguments))), **_record(result, mask)}
-            )
-    return answers
+                seen_by.mask.loop_ids.add(seen[label]["id"])
+            seen_by.record(label, name, arguments, result)
 
 
 async def _wait_for_vectors(client: Client) -> None:
@@ -411,15 +435,14 @@ async def _wait_for_vectors(client: Client) -> None:
     raise TimeoutError("the code index's vectors were not all in after 120 s")
 
 
-async def _running_server(root: Path, mask: Masker) -> list[dict[str, Any]]:
+async def _running_server(root: Path, seen_by: Capture) -> None:
     """A job that outlasts the wait budget: the "running" answer, then its status once done."""
     from learning_memory.composition import build_server
 
     settings = inline_settings(root / "slow", "hashing:256", tool_wait_s=0.2)
-    answers: list[dict[str, Any]] = []
     async with Client(build_server(settings)) as client:
         result = await client.call_tool("ping", {"delay_ms": 1500})
-        answers.append({"call": "ping (slow)", "arguments": {"delay_ms": 1500}, **_record(result, mask)})
+        seen_by.record("ping (slow)", "ping", {"delay_ms": 1500}, result)
         job_id = _payload(result)["job_id"]
         deadline = time.monotonic() + 60
         while True:
@@ -427,19 +450,19 @@ async def _running_server(root: Path, mask: Masker) -> list[dict[str, Any]]:
             if _payload(status).get("state") == "complete" or time.monotonic() > deadline:
                 break
             await asyncio.sleep(0.05)
-        answers.append(
-            {"call": "get_job_status (done)", "arguments": {"job_id": "<job>"}, **_record(status, mask)}
-        )
-    return answers
+        shown = {"job_id": "<job>"}
+        seen_by.record("get_job_status (done)", "get_job_status", {"job_id": job_id}, status, shown)
 
 
-def capture(root: Path) -> list[dict[str, Any]]:
-    mask = Masker(root)
+def capture(root: Path) -> Capture:
+    seen_by = Capture(Masker(root))
 
-    async def both() -> list[dict[str, Any]]:
-        return await _main_server(root, mask) + await _running_server(root, mask)
+    async def both() -> None:
+        await _main_server(root, seen_by)
+        await _running_server(root, seen_by)
 
-    return asyncio.run(both())
+    asyncio.run(both())
+    return seen_by
 
 
 def dumps(answers: list[dict[str, Any]]) -> str:
@@ -449,5 +472,5 @@ def dumps(answers: list[dict[str, Any]]) -> str:
 if __name__ == "__main__":
     target = Path(sys.argv[1]) if len(sys.argv) > 1 else FIXTURE
     with tempfile.TemporaryDirectory() as folder:
-        target.write_text(dumps(capture(Path(folder).resolve())))
+        target.write_text(dumps(capture(Path(folder).resolve()).answers))
     print(f"wrote {target}", file=sys.stderr)
