@@ -8,7 +8,9 @@ turned into the tool result here, so its output schema and its text stay in one 
 - ``outputSchema`` is an object schema whose ``anyOf`` admits the answer, ``Running`` (unless the
   tool is ``instant``) and ``ToolFailure``;
 - ``structuredContent`` is the answer's JSON, never wrapped: Claude Code shows the model that
-  JSON whenever it is present, in place of the text;
+  JSON whenever it is present, in place of the text. Its MCP client (as the Python SDK's) checks
+  it against ``outputSchema``, formats included (a time must carry its offset), and refuses a
+  result that has a schema but no structured content, unless it is an error;
 - the text is the same JSON, indented by two (the SDK's own rendering of a result), or what the
   answer writes itself (``answer_text()``: the hook tools' answers, read by Claude Code's hooks).
 """
