@@ -1,9 +1,18 @@
-"""The single mapping from failures to MCP tool errors.
+"""The single mapping from failures, and from jobs that outlast the wait, to MCP tool answers.
 
-A failed call is ``isError: true`` with the text ``{"error": {"type", "message"}}``.
-Two paths lead here: our tools' own failures (:func:`tool` declares every tool, guarded), and
-the SDK's (arguments that fail the input schema, an unknown tool), which reach us only
-as text and are rewritten by :class:`ToolErrorMiddleware`.
+Every tool answers one of three shapes, and its output schema (``tools/list``) admits each:
+
+- its own answer, a pydantic model (``structuredContent``, and the same JSON as text);
+- ``{"status": "running", "job_id", "message"}`` (:class:`Running`) when it waits on a job that
+  outlasts ``LMS_TOOL_WAIT_S``; ``get_job_status(job_id)`` follows it. Tools that never wait on
+  a job (declared ``instant``) cannot answer it;
+- ``{"error": {"type", "message"}}`` (:class:`ToolFailure`) with ``isError: true``, as text only:
+  clients check ``structuredContent`` against the schema on success, and show the model an
+  error's text.
+
+Two paths lead to an error: our tools' own failures (:func:`guarded`, which the tool registry
+puts around every tool), and the SDK's (arguments that fail the input schema, an unknown tool),
+which reach us only as text and are rewritten by :class:`ToolErrorMiddleware`.
 """
 
 from __future__ import annotations
@@ -12,19 +21,24 @@ import functools
 import json
 import re
 from collections.abc import Awaitable, Callable
-from typing import Any, ParamSpec, TypeVar, cast
+from typing import Any, Literal, ParamSpec
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
-from mcp.server.mcpserver import MCPServer
 from mcp.types import CallToolResult, TextContent
+from pydantic import BaseModel, Field
 
 from learning_memory.server.transport import JobStillRunning
-from learning_memory.shared.errors import InternalError, LmsError, NotFoundError, ValidationError
+from learning_memory.shared.errors import (
+    ERROR_TYPES,
+    InternalError,
+    LmsError,
+    NotFoundError,
+    ValidationError,
+)
 from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
 P = ParamSpec("P")
-F = TypeVar("F", bound=Callable[..., Awaitable[Any]])
 _SDK_PREFIX = "Error executing tool "
 # Marks an error result as ours (its type), so the middleware tells it from the SDK's without
 # reading its text back.
@@ -39,21 +53,39 @@ def error_result(error: LmsError) -> CallToolResult:
     )
 
 
-def still_running(job_id: str) -> dict[str, Any]:
-    return {
-        "status": "running",
-        "job_id": job_id,
-        "message": "The job is still running; call get_job_status with this job_id for progress and result.",
-    }
+RUNNING_MESSAGE = "The job is still running; call get_job_status with this job_id for progress and result."
+
+
+class Running(BaseModel):
+    """A tool's answer when its job outlasts the wait budget."""
+
+    status: Literal["running"] = "running"
+    job_id: str
+    message: str = RUNNING_MESSAGE
+
+
+class ErrorDetail(BaseModel):
+    type: str = Field(description=f"One of: {', '.join(sorted(ERROR_TYPES))}.")
+    message: str
+
+
+class ToolFailure(BaseModel):
+    """A failed call's answer (``isError: true``), as text."""
+
+    error: ErrorDetail
 
 
 def guarded(fn: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[Any]]:
+    """``fn`` answering :class:`Running` for a job that outlasts the wait, and an error result
+    (:func:`error_result`) for any failure: never the SDK's own error path, which would label a
+    failure of ours a validation error."""
+
     @functools.wraps(fn)
     async def wrapper(*args: P.args, **kwargs: P.kwargs) -> Any:
         try:
             return await fn(*args, **kwargs)
         except JobStillRunning as exc:
-            return still_running(exc.job_id)
+            return Running(job_id=exc.job_id)
         except LmsError as exc:
             log.info("tool.error", tool=fn.__name__, type=exc.type, message=exc.message)
             return error_result(exc)
@@ -62,18 +94,6 @@ def guarded(fn: Callable[P, Awaitable[Any]]) -> Callable[P, Awaitable[Any]]:
             return error_result(InternalError())
 
     return wrapper
-
-
-def tool(server: MCPServer[Any], *, name: str, description: str) -> Callable[[F], F]:
-    """Register ``fn`` as the tool ``name``, guarded: the one way our tools are declared, so none
-    can reach the SDK's own error path (which would label its failure a validation error)."""
-
-    def register(fn: F) -> F:
-        wrapped = cast(F, guarded(fn))
-        server.tool(name=name, description=description)(wrapped)
-        return wrapped
-
-    return register
 
 
 def _from_sdk_text(text: str) -> LmsError:

@@ -1,9 +1,12 @@
 """Tools the Claude Code plugin's hooks call (``mcp_tool`` hooks, over the connection Claude Code
 already holds: no process per hook, and the same in inline mode).
 
-Each answers text Claude Code reads as a hook's output: an empty string adds nothing, a JSON
-object in Claude Code's hook shape puts one short block in front of the model. Every hook fails
-open (``server.fail_open``): no answer in time is an empty answer, never an error.
+Each answers a :class:`HookAnswer`: its JSON is Claude Code's hook output, and its text is what
+an ``mcp_tool`` hook reads (Claude Code 2.1.330 joins the result's text blocks; the structured
+content only has to match the output schema, which its MCP client checks). Nothing to say is
+``{}``, written as empty text; context for the model is ``hookSpecificOutput.additionalContext``;
+a Stop hook's reminder is ``{"decision": "block", "reason"}``. Every hook fails open
+(``services.fail_open``): no answer in time is an empty answer, never an error.
 """
 
 from __future__ import annotations
@@ -14,18 +17,18 @@ import json
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
-from mcp.server.mcpserver import Context, MCPServer
-from pydantic import Field
+from mcp.server.mcpserver import Context
+from pydantic import BaseModel, ConfigDict, Field
 
-from learning_memory.server.fail_open import within_budget
 from learning_memory.server.hooks import run_outcomes
-from learning_memory.server.hooks.answer import hook_answer
 from learning_memory.server.services import AppServices, app_services
-from learning_memory.server.tool_errors import tool
-from learning_memory.server.tools.context import assemble, render
-from learning_memory.server.tools.inputs import utf8_safe
+from learning_memory.server.services.context_assembly import assemble, render
+from learning_memory.server.services.fail_open import within_budget
+from learning_memory.server.services.inputs import utf8_safe
+from learning_memory.server.tool_answers import Answer, omitted
+from learning_memory.server.tool_registry import tool
 from learning_memory.server.transport import JobStillRunning
 from learning_memory.shared.context_lines import estimate_tokens, one_line
 from learning_memory.shared.contracts.code import REINDEX_FILE, ReindexFileRequest
@@ -76,125 +79,157 @@ def _outcome_line(entry: GhapEntry, evidence: Evidence) -> str | None:
     )
 
 
-def register(server: MCPServer[AppServices]) -> None:
-    @tool(
-        server,
-        name="hook_prompt_context",
-        description=(
-            "For the Claude Code plugin's UserPromptSubmit hook: past experiences, values and memories "
-            "relevant to a prompt, as hook output (empty when nothing is relevant). Call assemble_context "
-            "yourself instead."
-        ),
-    )
-    async def hook_prompt_context(ctx: Context[AppServices, Any], prompt: str = "") -> str:
-        app = app_services(ctx)
-        query = utf8_safe(prompt).strip()
-        if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
-            return ""
+class HookContext(BaseModel):
+    model_config = ConfigDict(validate_by_name=True)
 
-        async def work() -> str:
-            budget = PROMPT_BUDGET_TOKENS - estimate_tokens(PROMPT_HEADER) - 1
-            found = await assemble(
-                app,
-                query[:2_000],
-                budget_tokens=budget,
-                min_score=app.settings.context_min_score,
-                max_items=PROMPT_MAX_ITEMS,
-                timeout_s=app.settings.hook_budget_s,
-            )
-            block = render(found, PROMPT_HEADER)
-            return hook_answer("UserPromptSubmit", block) if block else ""
+    event: str = Field(alias="hookEventName")
+    context: str = Field(alias="additionalContext", description="Shown to the model.")
 
-        return await within_budget(app, "prompt_context", work, "")
 
-    @tool(
-        server,
-        name="hook_tool_outcome",
-        description=(
-            "For the Claude Code plugin's PostToolUse hook on Bash: recognises test and build runs, keeps "
-            "their outcome as evidence on the active GHAP entry, and says in one line when it bears on "
-            "the prediction."
-        ),
-    )
-    async def hook_tool_outcome(
-        ctx: Context[AppServices, Any],
-        command: str = "",
-        output: str = "",
-        stderr: str = "",
-        error: Annotated[str, Field(description="Claude Code's error text of a failed run.")] = "",
-        event: str = "PostToolUse",
-    ) -> str:
-        app = app_services(ctx)
-        kind = run_outcomes.classify(command)
-        if kind is None or event not in ("PostToolUse", "PostToolUseFailure") or not _tracking(app):
-            return ""
+class HookAnswer(Answer):
+    """Claude Code's hook output: context for the model, a Stop hook's block, or nothing ({}).
+    The same shape as ``hooks.answer.hook_answer``, which the SessionStart command writes without
+    pydantic."""
 
-        async def work() -> str:
-            failed_run = event == "PostToolUseFailure"
-            code = (run_outcomes.exit_code(error) or 1) if failed_run else 0
-            text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
-            counts = run_outcomes.counts(text)
-            evidence = Evidence(
-                kind=kind,
-                command=one_line(utf8_safe(command), 300),
-                passed=code == 0 and not counts.failed,
-                exit_code=code,
-                tests_passed=counts.passed,
-                tests_failed=counts.failed,
-                summary=run_outcomes.summary(kind, counts, code),
-                at=datetime.now(UTC),
-            )
-            entry = await asyncio.to_thread(app.journal.add_evidence, evidence)
-            line = _outcome_line(entry, evidence) if entry is not None else None
-            return hook_answer(event, line) if line else ""
+    model_config = ConfigDict(validate_by_name=True)
 
-        return await within_budget(app, "tool_outcome", work, "", needs_worker=False)
+    output: HookContext | None = omitted(alias="hookSpecificOutput")
+    decision: Literal["block"] | None = omitted()
+    reason: str | None = omitted("Why the agent is held: shown to the model.")
 
-    @tool(
-        server,
-        name="hook_file_changed",
-        description=(
-            "For the Claude Code plugin's PostToolUse hook on Edit/Write: re-indexes the edited file in the "
-            "background when its project is indexed for search_code. Answers nothing."
-        ),
-    )
-    async def hook_file_changed(ctx: Context[AppServices, Any], file_path: str = "") -> str:
-        app = app_services(ctx)
-        path = Path(utf8_safe(file_path).strip())
-        if not path.is_absolute():
-            return ""
+    @classmethod
+    def context(cls, event: str, context: str) -> HookAnswer:
+        return cls(output=HookContext(event=event, context=context))
 
-        async def work() -> str:
-            # Queued, not awaited (a budget of 0): the batch queue re-reads the file while the
-            # session goes on.
-            with contextlib.suppress(JobStillRunning):
-                await app.jobs.run(REINDEX_FILE, ReindexFileRequest(path=str(path)), budget_s=0)
-            return ""
+    def answer_text(self, structured: dict[str, Any]) -> str:
+        """The hook's stdout, as Claude Code reads it: the JSON object, or nothing at all."""
+        return json.dumps(structured) if structured else ""
 
-        return await within_budget(app, "file_changed", work, "")
 
-    @tool(
-        server,
-        name="hook_stop",
-        description=(
-            "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."
-        ),
-    )
-    async def hook_stop(ctx: Context[AppServices, Any], stop_hook_active: str = "false") -> str:
-        app = app_services(ctx)
-        if stop_hook_active.strip().lower() == "true" or not _tracking(app):
-            return ""  # continuing because of a Stop hook already: never hold the agent twice
+NOTHING = HookAnswer()
 
-        async def work() -> str:
-            entry = await asyncio.to_thread(app.journal.active)
-            if entry is None or entry.id in app.reminded:
-                return ""
-            app.reminded.add(entry.id)
-            reason = (
-                f'Learning memory: the GHAP entry "{one_line(entry.goal, 120)}" is still active. If you '
-                'know the outcome, resolve_ghap(status="confirmed"|"falsified"|"abandoned", result=...) '
-                "so the experience is kept; if the work goes on, say so and stop."
-            )
-            return json.dumps({"decision": "block", "reason": reason})
 
-        return await within_budget(app, "stop", work, "", needs_worker=False)
+@tool(
+    "hook_prompt_context",
+    description=(
+        "For the Claude Code plugin's UserPromptSubmit hook: past experiences, values and memories "
+        "relevant to a prompt, as hook output (empty when nothing is relevant). Call assemble_context "
+        "yourself instead."
+    ),
+    instant=True,
+)
+async def hook_prompt_context(ctx: Context[AppServices, Any], prompt: str = "") -> HookAnswer:
+    app = app_services(ctx)
+    query = utf8_safe(prompt).strip()
+    if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
+        return NOTHING
+
+    async def work() -> HookAnswer:
+        budget = PROMPT_BUDGET_TOKENS - estimate_tokens(PROMPT_HEADER) - 1
+        found = await assemble(
+            app,
+            query[:2_000],
+            budget_tokens=budget,
+            min_score=app.settings.context_min_score,
+            max_items=PROMPT_MAX_ITEMS,
+            timeout_s=app.settings.hook_budget_s,
+        )
+        block = render(found, PROMPT_HEADER)
+        return HookAnswer.context("UserPromptSubmit", block) if block else NOTHING
+
+    return await within_budget(app, "prompt_context", work, NOTHING)
+
+
+@tool(
+    "hook_tool_outcome",
+    description=(
+        "For the Claude Code plugin's PostToolUse hook on Bash: recognises test and build runs, keeps "
+        "their outcome as evidence on the active GHAP entry, and says in one line when it bears on "
+        "the prediction."
+    ),
+    instant=True,
+)
+async def hook_tool_outcome(
+    ctx: Context[AppServices, Any],
+    command: str = "",
+    output: str = "",
+    stderr: str = "",
+    error: Annotated[str, Field(description="Claude Code's error text of a failed run.")] = "",
+    event: str = "PostToolUse",
+) -> HookAnswer:
+    app = app_services(ctx)
+    kind = run_outcomes.classify(command)
+    if kind is None or event not in ("PostToolUse", "PostToolUseFailure") or not _tracking(app):
+        return NOTHING
+
+    async def work() -> HookAnswer:
+        failed_run = event == "PostToolUseFailure"
+        code = (run_outcomes.exit_code(error) or 1) if failed_run else 0
+        text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
+        counts = run_outcomes.counts(text)
+        evidence = Evidence(
+            kind=kind,
+            command=one_line(utf8_safe(command), 300),
+            passed=code == 0 and not counts.failed,
+            exit_code=code,
+            tests_passed=counts.passed,
+            tests_failed=counts.failed,
+            summary=run_outcomes.summary(kind, counts, code),
+            at=datetime.now(UTC),
+        )
+        entry = await asyncio.to_thread(app.journal.add_evidence, evidence)
+        line = _outcome_line(entry, evidence) if entry is not None else None
+        return HookAnswer.context(event, line) if line else NOTHING
+
+    return await within_budget(app, "tool_outcome", work, NOTHING, needs_worker=False)
+
+
+@tool(
+    "hook_file_changed",
+    description=(
+        "For the Claude Code plugin's PostToolUse hook on Edit/Write: re-indexes the edited file in the "
+        "background when its project is indexed for search_code. Answers nothing."
+    ),
+    instant=True,
+)
+async def hook_file_changed(ctx: Context[AppServices, Any], file_path: str = "") -> HookAnswer:
+    app = app_services(ctx)
+    path = Path(utf8_safe(file_path).strip())
+    if not path.is_absolute():
+        return NOTHING
+
+    async def work() -> HookAnswer:
+        # Queued, not awaited (a budget of 0): the batch queue re-reads the file while the
+        # session goes on.
+        with contextlib.suppress(JobStillRunning):
+            await app.jobs.run(REINDEX_FILE, ReindexFileRequest(path=str(path)), budget_s=0)
+        return NOTHING
+
+    return await within_budget(app, "file_changed", work, NOTHING)
+
+
+@tool(
+    "hook_stop",
+    description=(
+        "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."
+    ),
+    instant=True,
+)
+async def hook_stop(ctx: Context[AppServices, Any], stop_hook_active: str = "false") -> HookAnswer:
+    app = app_services(ctx)
+    if stop_hook_active.strip().lower() == "true" or not _tracking(app):
+        return NOTHING  # continuing because of a Stop hook already: never hold the agent twice
+
+    async def work() -> HookAnswer:
+        entry = await asyncio.to_thread(app.journal.active)
+        if entry is None or entry.id in app.reminded:
+            return NOTHING
+        app.reminded.add(entry.id)
+        reason = (
+            f'Learning memory: the GHAP entry "{one_line(entry.goal, 120)}" is still active. If you '
+            'know the outcome, resolve_ghap(status="confirmed"|"falsified"|"abandoned", result=...) '
+            "so the experience is kept; if the work goes on, say so and stop."
+        )
+        return HookAnswer(decision="block", reason=reason)
+
+    return await within_budget(app, "stop", work, NOTHING, needs_worker=False)

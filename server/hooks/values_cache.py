@@ -20,7 +20,7 @@ from learning_memory.shared.errors import LmsError
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppServices
+    from learning_memory.server.services.lifespan import AppServices
 
 log = get_logger(__name__)
 FIELDS = ("id", "text", "axis", "cluster_id", "cluster_size", "created_at")

@@ -1,4 +1,8 @@
-"""Tool modules; each registers its tools on the server."""
+"""The tools, one module per capability; each declares its tools with ``server.tool_registry.tool``.
+
+Importing this package imports every tool module (the hook tools too), and
+:func:`register_all` adds their tools in the order of :data:`MODULES` (``tools/list``'s order).
+"""
 
 from __future__ import annotations
 
@@ -6,6 +10,7 @@ from mcp.server.mcpserver import MCPServer
 
 from learning_memory.server.hooks import tools as hook_tools
 from learning_memory.server.services import AppServices
+from learning_memory.server.tool_registry import register
 from learning_memory.server.tools import (
     code,
     context,
@@ -18,15 +23,8 @@ from learning_memory.server.tools import (
     system,
 )
 
+MODULES = (system, memory, ghap, search, code, git, learning, loops, context, hook_tools)
+
 
 def register_all(server: MCPServer[AppServices]) -> None:
-    system.register(server)
-    memory.register(server)
-    ghap.register(server)
-    search.register(server)
-    code.register(server)
-    git.register(server)
-    learning.register(server)
-    loops.register(server)
-    context.register(server)
-    hook_tools.register(server)
+    register(server, MODULES)

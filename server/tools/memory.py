@@ -12,12 +12,13 @@ import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
-from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from learning_memory.server.services import AppServices, await_job
-from learning_memory.server.tool_errors import tool
-from learning_memory.server.tools.inputs import clamp, utf8_safe
+from learning_memory.server.services.inputs import clamp, utf8_safe
+from learning_memory.server.tool_answers import Results
+from learning_memory.server.tool_registry import tool
 from learning_memory.shared.contracts.memory import (
     CATEGORIES,
     DELETE_MEMORY,
@@ -27,9 +28,11 @@ from learning_memory.shared.contracts.memory import (
     STORE_MEMORY,
     Category,
     DeleteMemoryRequest,
+    DeleteMemoryResponse,
     ListMemoriesRequest,
     MemoryRecord,
     RetrieveMemoriesRequest,
+    RetrieveMemoriesResponse,
     StoreMemoryRequest,
 )
 from learning_memory.shared.errors import ValidationError
@@ -64,90 +67,97 @@ def _tags(tags: list[str] | None, tool: str) -> list[str]:
     return cleaned[:MAX_TAGS]
 
 
-def register(server: MCPServer[AppServices]) -> None:
-    @tool(
-        server,
-        name="store_memory",
-        description=(
-            "Store a memory (a fact, preference, event, workflow or context worth keeping across sessions) "
-            "with a semantic embedding, so retrieve_memories finds it by meaning later."
-        ),
-    )
-    async def store_memory(
-        ctx: Context[AppServices, Any],
-        content: Annotated[str, Field(description=f"The memory (up to {MAX_CONTENT_CHARS:,} characters).")],
-        category: Annotated[Category, Field(description=_CATEGORY_HELP)],
-        importance: Annotated[float, Field(description="0.0 to 1.0 (default 0.5).")] = 0.5,
-        tags: Annotated[list[str] | None, Field(description="Tags for filtering list_memories.")] = None,
-    ) -> dict[str, Any]:
-        content = _truncate("content", content, "store_memory")
-        if not content.strip():
-            raise ValidationError("content must not be empty")
-        memory = MemoryRecord(
-            id=str(uuid.uuid4()),
-            content=content,
-            category=category,
-            importance=clamp("importance", importance, 0.0, 1.0, "store_memory"),
-            tags=_tags(tags, "store_memory"),
-            created_at=datetime.now(UTC),
-        )
-        stored = await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory))
-        return stored.model_dump(mode="json")
+class FoundMemories(RetrieveMemoriesResponse):
+    """retrieve_memories' answer: the memories, best match first, each with its score."""
 
-    @tool(
-        server,
-        name="retrieve_memories",
-        description="Find memories by meaning, best match first, with a similarity score from 0 to 1.",
-    )
-    async def retrieve_memories(
-        ctx: Context[AppServices, Any],
-        query: Annotated[str, Field(description="What to look for, in plain words.")],
-        limit: Annotated[int, Field(description="Most results to return, 1 to 100 (default 10).")] = 10,
-        category: OptionalCategory = None,
-        min_importance: Annotated[float, Field(description="Only memories at least this important.")] = 0.0,
-    ) -> dict[str, Any]:
-        if not query.strip():
-            return {"results": [], "count": 0}
-        request = RetrieveMemoriesRequest(
-            query=_truncate("query", query, "retrieve_memories"),
-            limit=int(clamp("limit", limit, 1, 100, "retrieve_memories")),
-            category=category,
-            min_importance=clamp("min_importance", min_importance, 0.0, 1.0, "retrieve_memories"),
-        )
-        found = await await_job(ctx, RETRIEVE_MEMORIES, request)
-        results = [memory.model_dump(mode="json") for memory in found.results]
-        return {"results": results, "count": len(results)}
+    count: int
 
-    @tool(
-        server,
-        name="list_memories",
-        description="List memories newest first, by category and tags (any of them) if given, page by page.",
-    )
-    async def list_memories(
-        ctx: Context[AppServices, Any],
-        category: OptionalCategory = None,
-        tags: Annotated[list[str] | None, Field(description="Only memories with any of these tags.")] = None,
-        limit: Annotated[int, Field(description="Page size, 1 to 200 (default 50).")] = 50,
-        offset: Annotated[int, Field(description="How many to skip (default 0).")] = 0,
-    ) -> dict[str, Any]:
-        request = ListMemoriesRequest(
-            category=category,
-            tags=_tags(tags, "list_memories"),
-            limit=int(clamp("limit", limit, 1, 200, "list_memories")),
-            offset=int(clamp("offset", offset, 0, MAX_OFFSET, "list_memories")),
-        )
-        page = await await_job(ctx, LIST_MEMORIES, request)
-        results = [memory.model_dump(mode="json") for memory in page.results]
-        return {"results": results, "count": len(results), "total": page.total}
 
-    @tool(server, name="delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
-    async def delete_memory(
-        ctx: Context[AppServices, Any],
-        id: Annotated[str, Field(description="The memory's id, as store_memory returned it.")],
-    ) -> dict[str, Any]:
-        try:
-            memory_id = str(uuid.UUID(id.strip()))
-        except ValueError:
-            return {"deleted": False}  # no memory ever had such an id
-        done = await await_job(ctx, DELETE_MEMORY, DeleteMemoryRequest(id=memory_id))
-        return {"deleted": done.deleted}
+class MemoryPage(Results[MemoryRecord]):
+    """list_memories' answer: one page, newest first, and how many match in all."""
+
+    total: int
+
+
+@tool(
+    "store_memory",
+    description=(
+        "Store a memory (a fact, preference, event, workflow or context worth keeping across sessions) "
+        "with a semantic embedding, so retrieve_memories finds it by meaning later."
+    ),
+)
+async def store_memory(
+    ctx: Context[AppServices, Any],
+    content: Annotated[str, Field(description=f"The memory (up to {MAX_CONTENT_CHARS:,} characters).")],
+    category: Annotated[Category, Field(description=_CATEGORY_HELP)],
+    importance: Annotated[float, Field(description="0.0 to 1.0 (default 0.5).")] = 0.5,
+    tags: Annotated[list[str] | None, Field(description="Tags for filtering list_memories.")] = None,
+) -> MemoryRecord:
+    content = _truncate("content", content, "store_memory")
+    if not content.strip():
+        raise ValidationError("content must not be empty")
+    memory = MemoryRecord(
+        id=str(uuid.uuid4()),
+        content=content,
+        category=category,
+        importance=clamp("importance", importance, 0.0, 1.0, "store_memory"),
+        tags=_tags(tags, "store_memory"),
+        created_at=datetime.now(UTC),
+    )
+    return await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory))
+
+
+@tool(
+    "retrieve_memories",
+    description="Find memories by meaning, best match first, with a similarity score from 0 to 1.",
+)
+async def retrieve_memories(
+    ctx: Context[AppServices, Any],
+    query: Annotated[str, Field(description="What to look for, in plain words.")],
+    limit: Annotated[int, Field(description="Most results to return, 1 to 100 (default 10).")] = 10,
+    category: OptionalCategory = None,
+    min_importance: Annotated[float, Field(description="Only memories at least this important.")] = 0.0,
+) -> FoundMemories:
+    if not query.strip():
+        return FoundMemories(results=[], count=0)
+    request = RetrieveMemoriesRequest(
+        query=_truncate("query", query, "retrieve_memories"),
+        limit=int(clamp("limit", limit, 1, 100, "retrieve_memories")),
+        category=category,
+        min_importance=clamp("min_importance", min_importance, 0.0, 1.0, "retrieve_memories"),
+    )
+    found = await await_job(ctx, RETRIEVE_MEMORIES, request)
+    return FoundMemories(results=found.results, count=len(found.results))
+
+
+@tool(
+    "list_memories",
+    description="List memories newest first, by category and tags (any of them) if given, page by page.",
+)
+async def list_memories(
+    ctx: Context[AppServices, Any],
+    category: OptionalCategory = None,
+    tags: Annotated[list[str] | None, Field(description="Only memories with any of these tags.")] = None,
+    limit: Annotated[int, Field(description="Page size, 1 to 200 (default 50).")] = 50,
+    offset: Annotated[int, Field(description="How many to skip (default 0).")] = 0,
+) -> MemoryPage:
+    request = ListMemoriesRequest(
+        category=category,
+        tags=_tags(tags, "list_memories"),
+        limit=int(clamp("limit", limit, 1, 200, "list_memories")),
+        offset=int(clamp("offset", offset, 0, MAX_OFFSET, "list_memories")),
+    )
+    page = await await_job(ctx, LIST_MEMORIES, request)
+    return MemoryPage(results=page.results, count=len(page.results), total=page.total)
+
+
+@tool("delete_memory", description="Delete a memory by id. Unknown ids give deleted: false.")
+async def delete_memory(
+    ctx: Context[AppServices, Any],
+    id: Annotated[str, Field(description="The memory's id, as store_memory returned it.")],
+) -> DeleteMemoryResponse:
+    try:
+        memory_id = str(uuid.UUID(id.strip()))
+    except ValueError:
+        return DeleteMemoryResponse(deleted=False)  # no memory ever had such an id
+    return await await_job(ctx, DELETE_MEMORY, DeleteMemoryRequest(id=memory_id))

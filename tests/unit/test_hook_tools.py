@@ -193,3 +193,15 @@ def test_after_the_queue_failed_to_answer_hooks_stay_quiet_for_a_while(
             assert hook(mcp, "hook_prompt_context", **prompt) == ""
             assert hook(mcp, "hook_file_changed", file_path=str(tmp_path / "a.py")) == ""
         assert time.monotonic() - started < 0.5  # then nothing waits on the queue
+
+
+def test_a_hook_answer_is_the_hook_output_the_session_start_command_writes_too() -> None:
+    from learning_memory.server.hooks.answer import hook_answer
+    from learning_memory.server.hooks.tools import NOTHING, HookAnswer
+    from learning_memory.server.tool_registry import as_result
+
+    answer = as_result(HookAnswer.context("UserPromptSubmit", "Learning memory: — a line"))
+    assert answer.content[0].text == hook_answer("UserPromptSubmit", "Learning memory: — a line")  # type: ignore[union-attr]
+    assert answer.structured_content == json.loads(answer.content[0].text)  # type: ignore[union-attr]
+    nothing = as_result(NOTHING)
+    assert (nothing.content[0].text, nothing.structured_content) == ("", {})  # type: ignore[union-attr]

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from pydantic import BaseModel
 
-from learning_memory.server import persistence
+from learning_memory.server.services import persistence
 from learning_memory.server.transport import JobStillRunning
 from learning_memory.shared.errors import UnavailableError
 from learning_memory.shared.jobs import JobSpec

@@ -1,5 +1,6 @@
-"""Every tool the server lists is declared through ``server.tool_errors.tool``: a failure inside any
-of them answers our error shape with its own type, never the SDK's text relabelled."""
+"""Every tool the server lists is declared through ``server.tool_registry.tool`` (and so guarded by
+``server.tool_errors``): a failure inside any of them answers our error shape with its own type,
+never the SDK's text relabelled."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from learning_memory.server.tool_errors import _from_sdk_text, guarded
+from learning_memory.server.tool_errors import Running, _from_sdk_text, guarded
 from learning_memory.server.transport import JobStillRunning
 from learning_memory.shared.errors import InternalError, NotFoundError, ValidationError
 
@@ -46,9 +46,10 @@ async def test_guarded_turns_a_long_job_into_a_job_id() -> None:
         raise JobStillRunning("abc123")
 
     result = await slow()
-    assert result["status"] == "running"
-    assert result["job_id"] == "abc123"
-    assert "get_job_status" in result["message"]
+    assert isinstance(result, Running)
+    assert result.status == "running"
+    assert result.job_id == "abc123"
+    assert "get_job_status" in result.message
 
 
 def test_sdk_texts_are_mapped() -> None:

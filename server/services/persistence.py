@@ -26,7 +26,7 @@ from learning_memory.shared.errors import InternalError, LmsError, ValidationErr
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppServices
+    from learning_memory.server.services.lifespan import AppServices
 
 log = get_logger(__name__)
 RETRY_DELAYS_S = (1.0, 2.0, 4.0)

@@ -1,4 +1,4 @@
-"""What the lifespan builds once and every tool reaches through its context."""
+"""What the lifespan builds once (:class:`AppServices`) and every tool reaches through its context."""
 
 from __future__ import annotations
 
@@ -7,21 +7,18 @@ import uuid
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
-from pydantic import BaseModel
 
 from learning_memory.server.hooks.values_cache import refresh_values_cache
 from learning_memory.server.journal.journal import Journal
 from learning_memory.server.loops.store import LoopStore
-from learning_memory.server.persistence import keep_draining
+from learning_memory.server.services.persistence import keep_draining
 from learning_memory.server.transport import Transport, create_transport
-from learning_memory.shared.jobs import ExecutorFactory, JobProgress, JobSpec
+from learning_memory.shared.jobs import ExecutorFactory
 from learning_memory.shared.loop_settings import load_loop_settings
 from learning_memory.shared.settings import Settings, get_settings
-
-Resp = TypeVar("Resp", bound=BaseModel)
 
 
 @dataclass
@@ -34,7 +31,7 @@ class AppServices:
     _loops: LoopStore | None = None
     # GHAP entries the Stop hook has reminded the agent of: once each, never on every stop.
     reminded: set[str] = field(default_factory=set)
-    # Until when (monotonic) work that must not wait answers nothing: see server.fail_open.
+    # Until when (monotonic) work that must not wait answers nothing: see services.fail_open.
     queue_quiet_until: float = 0.0
 
     @property
@@ -86,22 +83,3 @@ def make_lifespan(
 
 def app_services(ctx: Context[AppServices, Any]) -> AppServices:
     return ctx.request_context.lifespan_context
-
-
-async def await_job(
-    ctx: Context[AppServices, Any],
-    spec: JobSpec[Any, Resp],
-    request: BaseModel,
-    *,
-    dedupe_key: str | None = None,
-) -> Resp:
-    """Run a job for a tool, relaying its progress to the client while it runs. With a
-    ``dedupe_key``, a job already queued or running under that key is joined, not repeated."""
-    app = app_services(ctx)
-
-    async def relay(progress: JobProgress) -> None:
-        await ctx.report_progress(progress.current, progress.total, progress.message)
-
-    return await app.jobs.run(
-        spec, request, budget_s=app.settings.tool_wait_s, dedupe_key=dedupe_key, on_progress=relay
-    )

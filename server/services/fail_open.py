@@ -18,7 +18,7 @@ from learning_memory.shared.errors import UnavailableError
 from learning_memory.shared.log import get_logger
 
 if TYPE_CHECKING:
-    from learning_memory.server.services import AppServices
+    from learning_memory.server.services.lifespan import AppServices
 
 log = get_logger(__name__)
 T = TypeVar("T")
