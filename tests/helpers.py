@@ -13,7 +13,7 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from pydantic import BaseModel
 
@@ -116,3 +116,9 @@ async def start_job(transport: Transport, spec: JobSpec[Any, Any], request: Base
     except JobStillRunning as running:
         return running.job_id
     raise AssertionError("a budget of 0 hands back the job id")
+
+
+async def redis_answer(call: Awaitable[T] | T) -> T:
+    """What a Redis set or hash command answers: redis-py types those commands of its asyncio
+    client as answering either an awaitable or a value."""
+    return await cast(Awaitable[T], call)

@@ -8,6 +8,7 @@ import os
 import signal
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
+from typing import cast
 
 import pytest
 from mcp import Client
@@ -48,7 +49,7 @@ def reap_autostarted_workers(namespace: str, redis: object) -> Iterator[None]:
     keys = Keys(namespace)
     pids = set(pids_of("learning_memory worker", f"LMS_NAMESPACE={namespace}"))
     for raw in redis.smembers(keys.workers):  # type: ignore[union-attr]
-        beat = redis.get(keys.worker(raw.decode()))
+        beat = cast("bytes | None", redis.get(keys.worker(raw.decode())))
         if beat is not None:
             pids.add(json.loads(beat)["pid"])
     redis.close()

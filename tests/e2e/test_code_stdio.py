@@ -127,7 +127,7 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
         async def some_progress() -> bool:
             status = await _ok(client, "get_job_status", job_id=running["job_id"])
             progress = status.get("progress") or {}
-            return status["state"] == "in_progress" and progress.get("current", 0) > 0
+            return bool(status["state"] == "in_progress" and progress.get("current", 0) > 0)
 
         await wait_for(some_progress, timeout=120, what="indexing to be under way", interval=0.05)
         first.kill()
@@ -135,7 +135,8 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
         worker_factory()  # the job is reclaimed and run again
 
         async def finished() -> bool:
-            return (await _ok(client, "get_job_status", job_id=running["job_id"]))["state"] == "complete"
+            status = await _ok(client, "get_job_status", job_id=running["job_id"])
+            return bool(status["state"] == "complete")
 
         await wait_for(finished, timeout=240, what="the retried index", interval=0.25)
         # Complete, no duplicates, and every unit's vector written (the new worker filled them).

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 from mcp import Client
+from mcp.types import TextContent
 from redis.asyncio import Redis
 
 from learning_memory.cli.client import result_payload
@@ -34,7 +35,8 @@ async def _ok(client: Client, tool: str, **arguments: Any) -> Any:
 async def _outcome(client: Client, tool: str, **arguments: Any) -> str:
     result = await client.call_tool(tool, arguments)
     if result.is_error:
-        return str(json.loads(result.content[0].text)["error"]["type"])
+        text = "".join(block.text for block in result.content if isinstance(block, TextContent))
+        return str(json.loads(text)["error"]["type"])
     return str(result_payload(result)["status"])
 
 

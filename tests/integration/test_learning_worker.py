@@ -64,7 +64,7 @@ async def test_clusters_from_a_real_worker(
     assert fresh.experience_count == len(SAMPLES) + 1
 
     # An unrelated value is refused by the worker and never stored.
-    request = StoreValueRequest(
+    value = StoreValueRequest(
         id=str(uuid.uuid4()),
         text="Water the office plants twice a week.",
         axis="full",
@@ -72,5 +72,5 @@ async def test_clusters_from_a_real_worker(
         created_at=datetime.now(UTC),
     )
     with pytest.raises(ValidationError, match="Value not stored"):
-        await arq_jobs.run(STORE_VALUE, request, budget_s=60)
+        await arq_jobs.run(STORE_VALUE, value, budget_s=60)
     assert (await arq_jobs.run(LIST_VALUES, ListValuesRequest(), budget_s=60)).count == 0

@@ -15,7 +15,7 @@ from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.locks import Locks
 from learning_memory.worker.services import new_identity
 from tests.conftest import REDIS_URL
-from tests.helpers import wait_for
+from tests.helpers import redis_answer, wait_for
 
 pytestmark = pytest.mark.redis
 
@@ -113,11 +113,15 @@ async def test_a_dead_workers_leases_go_when_it_is_reclaimed(namespace: str, red
     # A lease that would last 60 s: the lock is free as soon as a live worker's heartbeat finds
     # the holder dead, and a lease another worker has taken since is left alone.
     keys = Keys(namespace)
-    await redis.sadd(keys.workers, "dead-worker")  # registered, and no heartbeat
+    await redis_answer(redis.sadd(keys.workers, "dead-worker"))  # registered, and no heartbeat
     async with _killed_holder(namespace, ttl_s=60.0, owner="dead-worker"):
-        assert await redis.smembers(keys.leases("dead-worker")) == {keys.lock("code", "shop").encode()}
+        assert await redis_answer(redis.smembers(keys.leases("dead-worker"))) == {
+            keys.lock("code", "shop").encode()
+        }
         await redis.set(keys.lock("git", "repo"), "live-worker:token")
-        await redis.sadd(keys.leases("dead-worker"), keys.lock("git", "repo"))  # taken over since
+        await redis_answer(
+            redis.sadd(keys.leases("dead-worker"), keys.lock("git", "repo"))
+        )  # taken over since
         live = Heartbeat(redis, keys, new_identity(), interval_s=1.0, ttl_s=5.0)
         await live.reclaim()
         await asyncio.wait_for(_enter(Locks(redis, keys)), 5)

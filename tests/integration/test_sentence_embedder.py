@@ -19,7 +19,8 @@ from learning_memory.shared.settings import load_settings
 from learning_memory.worker.embedding.base import Embeddings
 from learning_memory.worker.embedding.cache import CachingEmbedder
 from learning_memory.worker.embedding.factory import open_embedder
-from learning_memory.worker.embedding.sentence import DEFAULT_MODEL, SentenceTransformerEmbedder
+from learning_memory.worker.embedding.sentence import SentenceTransformerEmbedder
+from learning_memory.worker.embedding.source import DEFAULT_MODEL
 from learning_memory.worker.metadata import MetadataStore
 
 pytestmark = pytest.mark.slow

@@ -20,7 +20,7 @@ from learning_memory.shared.contracts.code import (
 )
 from learning_memory.shared.contracts.git import IndexCommitsRequest
 from learning_memory.shared.keys import Keys
-from learning_memory.worker.code.index import indexer as indexer_module
+from learning_memory.worker.code.index import unit_store
 from learning_memory.worker.jobs.code import (
     delete_project_index,
     index_codebase,
@@ -31,6 +31,7 @@ from learning_memory.worker.jobs.git import index_commits
 from learning_memory.worker.services import JobRun, WorkerServices
 from tests.conftest import REDIS_URL
 from tests.git_repo import commit, git, write
+from tests.helpers import redis_answer
 from tests.mcp_thread import inline_settings
 
 pytestmark = pytest.mark.redis
@@ -125,7 +126,7 @@ async def test_a_worker_that_died_between_the_record_and_its_rows_catches_up(
             raise RuntimeError("killed between the record and the rows")
 
         with monkeypatch.context() as patch:
-            patch.setattr(indexer_module.unit_store, "replace_files", dies)
+            patch.setattr(unit_store, "replace_files", dies)
             with pytest.raises(RuntimeError):
                 await index_codebase(first, request)
         assert (await _paths(first, "jittered backoff"))[0] == "retry.py"
@@ -175,9 +176,9 @@ async def test_a_replica_reads_only_what_changed_and_keeps_what_it_embedded(
         ):
             request = IndexCodebaseRequest(directory=str(project), project="shop")
             await index_codebase(first, request)
-            version = await redis.hget(Keys(namespace).code_meta("shop"), "version")
+            version = await redis_answer(redis.hget(Keys(namespace).code_meta("shop"), "version"))
             await index_codebase(first, request)  # nothing changed: no version for others to chase
-            assert await redis.hget(Keys(namespace).code_meta("shop"), "version") == version
+            assert await redis_answer(redis.hget(Keys(namespace).code_meta("shop"), "version")) == version
 
             metadata = await first.services.metadata()
             await metadata.execute("UPDATE code_lexical SET embedded = 1")  # as its filler would

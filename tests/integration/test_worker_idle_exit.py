@@ -15,15 +15,15 @@ from learning_memory.shared.sessions import live_sessions
 from learning_memory.shared.settings import Settings
 from learning_memory.shared.state import live_workers
 from tests.conftest import wait_for_worker
-from tests.helpers import kill_pid, log_events, start_worker, stop_process, wait_for
+from tests.helpers import kill_pid, log_events, redis_answer, start_worker, stop_process, wait_for
 
 pytestmark = pytest.mark.redis
 IDLE_S = "1.0"
 
 
 async def _no_worker(redis: Redis, settings: Settings) -> bool:
-    return not await live_workers(redis, Keys(settings.namespace)) and not await redis.smembers(
-        Keys(settings.namespace).workers
+    return not await live_workers(redis, Keys(settings.namespace)) and not await redis_answer(
+        redis.smembers(Keys(settings.namespace).workers)
     )
 
 

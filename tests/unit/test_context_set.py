@@ -26,7 +26,8 @@ PROMPT_KINDS = {"related", "unrelated", "near_miss"}
 
 @pytest.fixture(scope="module")
 def labelled() -> dict[str, Any]:
-    return json.loads(SET_PATH.read_text())
+    labelled: dict[str, Any] = json.loads(SET_PATH.read_text())
+    return labelled
 
 
 def test_ids_are_unique_across_the_whole_set(labelled: dict[str, Any]) -> None:

@@ -39,6 +39,9 @@ class Spy:
     def embedded(self) -> list[str]:
         return [text for call in self.calls for text in call]
 
+    def head(self, text: str, max_tokens: int) -> str:
+        return self._inner.head(text, max_tokens)
+
     async def wait_calls(self, count: int) -> None:
         async with self._called:
             await asyncio.wait_for(self._called.wait_for(lambda: len(self.calls) >= count), timeout=10)

@@ -15,6 +15,7 @@ from learning_memory.shared.settings import Settings, load_settings
 from learning_memory.shared.state import live_workers
 from learning_memory.worker.heartbeat import Heartbeat
 from learning_memory.worker.services import new_identity
+from tests.helpers import redis_answer
 
 KEYS = Keys("unit")
 
@@ -49,8 +50,8 @@ async def test_a_dead_workers_unfinished_jobs_are_released(redis: FakeRedis) -> 
     woken: list[bool] = []
     alive, dead = _heartbeat(redis, woken), _heartbeat(redis)
     await alive.beat()
-    await redis.sadd(KEYS.workers, dead._identity.id)  # registered, but its heartbeat is gone
-    await redis.sadd(KEYS.running(dead._identity.id), "unfinished", "finished")
+    await redis_answer(redis.sadd(KEYS.workers, dead._identity.id))  # registered, but its heartbeat is gone
+    await redis_answer(redis.sadd(KEYS.running(dead._identity.id), "unfinished", "finished"))
     await redis.set(in_progress_key("unfinished"), b"1")
     await redis.set(in_progress_key("finished"), b"1")
     await redis.set(result_key("finished"), b"{}")
@@ -58,7 +59,7 @@ async def test_a_dead_workers_unfinished_jobs_are_released(redis: FakeRedis) -> 
     assert woken == [True]
     assert not await redis.exists(in_progress_key("unfinished"))
     assert await redis.exists(in_progress_key("finished"))  # its result is in: leave it
-    assert await redis.smembers(KEYS.workers) == {alive._identity.id.encode()}
+    assert await redis_answer(redis.smembers(KEYS.workers)) == {alive._identity.id.encode()}
     assert await alive.reclaim() == 0
 
 
@@ -66,7 +67,7 @@ async def test_a_live_workers_jobs_are_left_alone(redis: FakeRedis) -> None:
     first, second = _heartbeat(redis), _heartbeat(redis)
     await first.beat()
     await second.beat()
-    await redis.sadd(KEYS.running(second._identity.id), "job")
+    await redis_answer(redis.sadd(KEYS.running(second._identity.id), "job"))
     await redis.set(in_progress_key("job"), b"1")
     assert await first.reclaim() == 0
     assert await redis.exists(in_progress_key("job"))

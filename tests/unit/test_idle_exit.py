@@ -71,7 +71,7 @@ async def test_nothing_to_do_and_no_session_means_leaving(redis: FakeRedis) -> N
 
 
 async def test_each_thing_that_needs_the_worker_keeps_it(redis: FakeRedis) -> None:
-    worker, left, filling = _Worker(), [], [True]
+    worker, left, filling = _Worker(), list[bool](), [True]
     watch = _watch(redis, worker, left, filling)
     assert await watch.needed_for() == "vectors"
     filling.clear()

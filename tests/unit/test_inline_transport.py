@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+from collections.abc import AsyncIterator
 
 import pytest
 
@@ -20,9 +21,9 @@ from tests.helpers import start_job
 
 
 @pytest.fixture
-async def client() -> InlineTransport:
+async def client() -> AsyncIterator[InlineTransport]:
     jobs = InlineTransport(load_settings(queue="inline"), in_process_executor)
-    yield jobs  # type: ignore[misc]
+    yield jobs
     await jobs.close()
 
 

@@ -68,7 +68,9 @@ def test_every_answer_is_what_its_output_schema_says(captured: Capture) -> None:
     for tool, result in captured.received:
         if tool not in schemas:
             continue  # an unknown tool's error: no schema to answer to
-        validator = jsonschema.Draft202012Validator(schemas[tool], format_checker=FORMATS)
+        schema = schemas[tool]
+        assert schema is not None, tool
+        validator = jsonschema.Draft202012Validator(schema, format_checker=FORMATS)
         text = "".join(getattr(block, "text", "") for block in result.content)
         if result.is_error:
             # An error is text only (isError: true): clients check structured content on success.

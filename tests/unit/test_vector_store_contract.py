@@ -484,7 +484,9 @@ async def test_a_server_behind_an_api_key_gets_it_with_every_request(tmp_path: P
     class Handler(http.server.BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             seen.append(self.headers.get("api-key"))
-            result = {"exists": False} if self.path.endswith("/exists") else {"collections": []}
+            result: dict[str, object] = (
+                {"exists": False} if self.path.endswith("/exists") else {"collections": []}
+            )
             body = json.dumps({"result": result, "status": "ok", "time": 0}).encode()
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
