@@ -27,8 +27,8 @@ T = TypeVar("T")
 
 
 @asynccontextmanager
-async def job_context(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobRun]:
-    """A job context on inline services whose data lives under ``root``, closed after."""
+async def job_run(root: Path, embedding_model: str = "hashing:384") -> AsyncIterator[JobRun]:
+    """A job run on inline services whose data lives under ``root``, closed after."""
     from learning_memory.worker.services import JobRun, WorkerServices
     from tests.mcp_thread import inline_settings
 

@@ -14,7 +14,7 @@ from learning_memory.shared.keys import Keys
 from learning_memory.worker.jobs.experiences import persist_experience
 from learning_memory.worker.jobs.learning import get_clusters
 from tests.conftest import REDIS_URL
-from tests.helpers import job_context
+from tests.helpers import job_run
 from tests.learning_data import ghap_entry
 from tests.unit.test_learning_jobs import SAMPLES, persist_samples
 
@@ -27,7 +27,7 @@ async def test_a_persist_on_one_worker_makes_the_others_clustering_stale(
     keys = Keys(namespace)
     other_client = Redis.from_url(REDIS_URL)  # as a second worker process has
     try:
-        async with job_context(tmp_path / "a") as first, job_context(tmp_path / "b") as second:
+        async with job_run(tmp_path / "a") as first, job_run(tmp_path / "b") as second:
             first.services.connect(redis, keys)
             second.services.connect(other_client, keys)
             await persist_samples(first, len(SAMPLES))

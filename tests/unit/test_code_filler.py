@@ -26,7 +26,7 @@ from learning_memory.worker.jobs.code import (
     search_code,
 )
 from learning_memory.worker.services import JobRun
-from tests.helpers import job_context
+from tests.helpers import job_run
 from tests.unit.test_code_indexer import FILES, MATH, UNITS, make_tree, points, run, spy  # noqa: F401
 
 
@@ -103,7 +103,7 @@ async def test_units_replaced_or_deleted_while_embedded_do_not_come_back(
 
 
 async def test_without_code_vectors_search_is_keywords_alone(tmp_path: Path, spy: object) -> None:
-    async with job_context(tmp_path, "hashing:256") as run:
+    async with job_run(tmp_path, "hashing:256") as run:
         run.services.settings = run.services.settings.model_copy(update={"code_vectors": False})
         root = make_tree(tmp_path / "src", FILES)
         assert await index_only(run, root) == 0
@@ -122,9 +122,9 @@ async def test_rows_left_by_a_stopped_process_are_filled_after_the_next_search(
     root = make_tree(tmp_path / "src", FILES)
     with monkeypatch.context() as stopped:  # the first process ends before any round runs
         stopped.setattr(VectorFiller, "wake", lambda self: None)
-        async with job_context(tmp_path, "hashing:256") as first:
+        async with job_run(tmp_path, "hashing:256") as first:
             assert await index_only(first, root) == UNITS
-    async with job_context(tmp_path, "hashing:256") as second:
+    async with job_run(tmp_path, "hashing:256") as second:
         found = await search_code(second, SearchCodeRequest(query="add numbers", project="proj"))
         assert found.vectors_pending == UNITS
         await filler_of(second).wait_idle(timeout_s=30)

@@ -37,7 +37,7 @@ from learning_memory.worker.jobs.code import (
 from learning_memory.worker.registry import execute
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchValue, VectorStore
-from tests.helpers import job_context
+from tests.helpers import job_run
 from tests.unit.code_fakes import fake_language_for, fake_parse_source
 
 RETRY = '''"""HTTP client helpers."""
@@ -84,8 +84,8 @@ class Spy:
 
 @pytest.fixture
 async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
-    async with job_context(tmp_path, "hashing:256") as context:
-        yield context
+    async with job_run(tmp_path, "hashing:256") as run:
+        yield run
 
 
 @pytest.fixture

@@ -29,15 +29,15 @@ from learning_memory.shared.errors import ValidationError
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience, search_experiences
 from learning_memory.worker.registry import execute
 from learning_memory.worker.services import JobRun
-from tests.helpers import job_context
+from tests.helpers import job_run
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
 
 
 @pytest.fixture
 async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
-    async with job_context(tmp_path, "hashing:384") as context:
-        yield context
+    async with job_run(tmp_path, "hashing:384") as run:
+        yield run
 
 
 def make_entry(

@@ -40,7 +40,7 @@ from learning_memory.worker.jobs.learning import (
 )
 from learning_memory.worker.registry import execute
 from learning_memory.worker.services import JobRun
-from tests.helpers import job_context
+from tests.helpers import job_run
 from tests.learning_data import ghap_entry
 
 SAMPLES = generated_entries(80, seed=5)
@@ -49,8 +49,8 @@ ENTRIES = {ghap_entry(sample, n).id: ghap_entry(sample, n) for n, sample in enum
 
 @pytest.fixture
 async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
-    async with job_context(tmp_path, "hashing:384") as context:
-        yield context
+    async with job_run(tmp_path, "hashing:384") as run:
+        yield run
 
 
 async def persist_samples(run: JobRun, count: int, start: int = 0) -> None:
