@@ -148,8 +148,8 @@ def _export_graph(st: Any, inputs: tuple[str, ...], path: Path) -> None:
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
     # Attention as plain matrix products, not torch's fused kernel (which the tracer spells with
-    # NaN guards): measured on 2 cores, ONNX Runtime then runs MiniLM on code units with ~10 %
-    # less CPU than on the fused kernel's graph, as little as torch itself. Same vectors.
+    # NaN guards): ONNX Runtime then runs MiniLM on code units with less CPU than on the fused
+    # kernel's graph, as little as torch itself. Same vectors.
     for module in st.modules():
         if callable(getattr(module, "set_attn_implementation", None)):
             with contextlib.suppress(Exception):  # a model without the choice keeps its own

@@ -49,9 +49,9 @@ EXPORT_VERSION = 1
 # The session's vectors must match torch's this closely on every probe (float32 noise is ~1e-6).
 MIN_PROBE_COSINE = 0.9999
 # Texts per session run: a call is sorted by length and cut into runs of this many, so little is
-# spent on padding. Measured on 2 cores with code units (median 161 tokens, cut at 256): runs of
-# 1-2 texts take the least CPU a unit (attention grows with the square of the length, and small
-# runs stay in cache), 4 ~8 % more, 16 ~30 % more; a run's memory grows with its size too.
+# spent on padding. On code units, runs of one or two texts take the least CPU a unit (attention
+# grows with the square of the length, and small runs stay in cache); larger runs cost more CPU
+# and more memory.
 SUB_BATCH = 2
 # How long a start waits for the export subprocess (importing torch, exporting, checking).
 EXPORT_TIMEOUT_S = 300.0
