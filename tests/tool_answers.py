@@ -30,6 +30,7 @@ from tests.mcp_thread import inline_settings
 
 FIXTURE = Path(__file__).parent / "fixtures" / "tool_answers.json"
 CODE_FIXTURES = Path(__file__).parent / "fixtures" / "code"
+CHECKOUT = str(Path(__file__).resolve().parent.parent)
 PLACEHOLDER_KINDS = {
     "uuid": r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     "sha": r"\b[0-9a-f]{40}\b",
@@ -67,7 +68,7 @@ class Masker:
         return self._named(kind, match.group(0))
 
     def __call__(self, text: str) -> str:
-        text = text.replace(self.root, "<root>")
+        text = text.replace(self.root, "<root>").replace(CHECKOUT, "<checkout>")
         for loop_id in self.loop_ids:
             text = text.replace(loop_id, self._named("loop", loop_id))
         for kind, pattern in PLACEHOLDER_KINDS.items():
