@@ -1,37 +1,34 @@
 """Tools the Claude Code plugin's hooks call (``mcp_tool`` hooks, over the connection Claude Code
-already holds: no process per hook, and the same in inline mode).
+already holds: no process per hook, and the same in inline mode): the prompt's context, and
+what a Bash command's outcome says.
 
-Each answers a :class:`HookAnswer`: its JSON is Claude Code's hook output, and its text is what
-an ``mcp_tool`` hook reads (Claude Code 2.1.330 joins the result's text blocks; the structured
-content only has to match the output schema, which its MCP client checks). Nothing to say is
-``{}``, written as empty text; context for the model is ``hookSpecificOutput.additionalContext``;
-a Stop hook's reminder is ``{"decision": "block", "reason"}``. Every hook fails open
-(``services.fail_open``): no answer in time is an empty answer, never an error.
+Each answers a :class:`HookAnswer`. Every hook fails open (``services.fail_open``): no answer in
+time is an empty answer, never an error. What the session did is recorded in its log
+(``server.capture``) whatever else happens: that needs no worker.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import json
 import re
 from datetime import UTC, datetime
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
+from learning_memory.server.capture.fix_hints import fix_hints
+from learning_memory.server.capture.mining import mine_soon
 from learning_memory.server.hooks import run_outcomes
+from learning_memory.server.hooks.hook_output import NOTHING, Cwd, HookAnswer, SessionId, ToolUseId, tracking
 from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.services.context_assembly import assemble, render
 from learning_memory.server.services.fail_open import within_budget
 from learning_memory.server.services.inputs import utf8_safe
-from learning_memory.server.tool_answers import Answer, omitted
 from learning_memory.server.tool_registry import tool
-from learning_memory.server.transport import JobStillRunning
+from learning_memory.shared import runs
 from learning_memory.shared.context_lines import estimate_tokens, one_line
-from learning_memory.shared.contracts.code import REINDEX_FILE, ReindexFileRequest
+from learning_memory.shared.contracts.capture import RunOutcome
 from learning_memory.shared.contracts.experiences import Evidence, GhapEntry
 from learning_memory.shared.log import get_logger
 
@@ -48,11 +45,6 @@ _PREDICTS_RUN = re.compile(
     r"vitest|cargo|go test|spec(s)?|assert\w*)\b",
     re.IGNORECASE,
 )
-
-
-def _tracking(app: AppServices) -> bool:
-    """Whether this project has a journal at all: a hook must not create one in every project."""
-    return app.settings.journal_dir.is_dir()
 
 
 def _bears_on(prediction: str) -> bool:
@@ -79,36 +71,6 @@ def _outcome_line(entry: GhapEntry, evidence: Evidence) -> str | None:
     )
 
 
-class HookContext(BaseModel):
-    model_config = ConfigDict(validate_by_name=True)
-
-    event: str = Field(alias="hookEventName")
-    context: str = Field(alias="additionalContext", description="Shown to the model.")
-
-
-class HookAnswer(Answer):
-    """Claude Code's hook output: context for the model, a Stop hook's block, or nothing ({}).
-    The same shape as ``hooks.answer.hook_answer``, which the SessionStart command writes without
-    pydantic."""
-
-    model_config = ConfigDict(validate_by_name=True)
-
-    output: HookContext | None = omitted(alias="hookSpecificOutput")
-    decision: Literal["block"] | None = omitted()
-    reason: str | None = omitted("Why the agent is held: shown to the model.")
-
-    @classmethod
-    def context(cls, event: str, context: str) -> HookAnswer:
-        return cls(output=HookContext(event=event, context=context))
-
-    def answer_text(self, structured: dict[str, Any]) -> str:
-        """The hook's stdout, as Claude Code reads it: the JSON object, or nothing at all."""
-        return json.dumps(structured) if structured else ""
-
-
-NOTHING = HookAnswer()
-
-
 @tool(
     "hook_prompt_context",
     description=(
@@ -118,9 +80,12 @@ NOTHING = HookAnswer()
     ),
     instant=True,
 )
-async def hook_prompt_context(ctx: Context[AppServices, Any], prompt: str = "") -> HookAnswer:
+async def hook_prompt_context(
+    ctx: Context[AppServices, Any], prompt: str = "", session_id: SessionId = "", cwd: Cwd = ""
+) -> HookAnswer:
     app = app_services(ctx)
     query = utf8_safe(prompt).strip()
+    await _record_prompt(app, utf8_safe(session_id), utf8_safe(cwd), query)
     if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
         return NOTHING
 
@@ -140,12 +105,25 @@ async def hook_prompt_context(ctx: Context[AppServices, Any], prompt: str = "") 
     return await within_budget(app, "prompt_context", work, NOTHING)
 
 
+async def _record_prompt(app: AppServices, session_id: str, cwd: str, prompt: str) -> None:
+    """Mine what the session did before this prompt, then log the prompt: a new task starts."""
+
+    async def work() -> None:
+        where = await asyncio.to_thread(app.capture.place, cwd) if session_id else None
+        if where is None:
+            return
+        await mine_soon(app, session_id, where)
+        await asyncio.to_thread(app.capture.prompt, session_id, cwd, prompt)
+
+    await within_budget(app, "capture_prompt", work, None, needs_worker=False)
+
+
 @tool(
     "hook_tool_outcome",
     description=(
-        "For the Claude Code plugin's PostToolUse hook on Bash: recognises test and build runs, keeps "
-        "their outcome as evidence on the active GHAP entry, and says in one line when it bears on "
-        "the prediction."
+        "For the Claude Code plugin's PostToolUse hook on Bash: records the command and its outcome in "
+        "the session log, keeps test and build runs as evidence on the active GHAP entry, and says in "
+        "one or two lines when a failure was met and fixed before, or when a run bears on the prediction."
     ),
     instant=True,
 )
@@ -156,80 +134,53 @@ async def hook_tool_outcome(
     stderr: str = "",
     error: Annotated[str, Field(description="Claude Code's error text of a failed run.")] = "",
     event: str = "PostToolUse",
+    session_id: SessionId = "",
+    cwd: Cwd = "",
+    tool_use_id: ToolUseId = "",
 ) -> HookAnswer:
     app = app_services(ctx)
-    kind = run_outcomes.classify(command)
-    if kind is None or event not in ("PostToolUse", "PostToolUseFailure") or not _tracking(app):
+    if event not in ("PostToolUse", "PostToolUseFailure") or not command.strip():
         return NOTHING
 
     async def work() -> HookAnswer:
         failed_run = event == "PostToolUseFailure"
         code = (run_outcomes.exit_code(error) or 1) if failed_run else 0
         text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
-        counts = run_outcomes.counts(text)
-        evidence = Evidence(
-            kind=kind,
-            command=one_line(utf8_safe(command), 300),
-            passed=code == 0 and not counts.failed,
-            exit_code=code,
-            tests_passed=counts.passed,
-            tests_failed=counts.failed,
-            summary=run_outcomes.summary(kind, counts, code),
-            at=datetime.now(UTC),
-        )
-        entry = await asyncio.to_thread(app.journal.add_evidence, evidence)
-        line = _outcome_line(entry, evidence) if entry is not None else None
-        return HookAnswer.context(event, line) if line else NOTHING
+        where = app.capture.place(utf8_safe(cwd)) if session_id else None
+        worktree = str(where.worktree) if where else None
+        outcome = runs.read_run(utf8_safe(command), utf8_safe(text), code, worktree=worktree)
+        entry = await _add_evidence(app, command, outcome) if outcome.kind in ("test", "build") else None
+        lines: list[str] = []
+        if where is not None:
+            sid = utf8_safe(session_id)
+            ghap_id = entry.id if entry is not None else None
+            await asyncio.to_thread(
+                app.capture.run, sid, utf8_safe(cwd), utf8_safe(tool_use_id), command, outcome, ghap_id
+            )
+            if not outcome.passed:
+                found = await asyncio.to_thread(
+                    fix_hints, app.settings.fix_index_path, where.project, where.worktree, outcome.failures
+                )
+                lines.extend(found)
+        if entry is not None and (line := _outcome_line(entry, entry.evidence[-1])):
+            lines.append(line)
+        return HookAnswer.context(event, "\n".join(lines)) if lines else NOTHING
 
     return await within_budget(app, "tool_outcome", work, NOTHING, needs_worker=False)
 
 
-@tool(
-    "hook_file_changed",
-    description=(
-        "For the Claude Code plugin's PostToolUse hook on Edit/Write: re-indexes the edited file in the "
-        "background when its project is indexed for search_code. Answers nothing."
-    ),
-    instant=True,
-)
-async def hook_file_changed(ctx: Context[AppServices, Any], file_path: str = "") -> HookAnswer:
-    app = app_services(ctx)
-    path = Path(utf8_safe(file_path).strip())
-    if not path.is_absolute():
-        return NOTHING
-
-    async def work() -> HookAnswer:
-        # Queued, not awaited (a budget of 0): the batch queue re-reads the file while the
-        # session goes on.
-        with contextlib.suppress(JobStillRunning):
-            await app.jobs.run(REINDEX_FILE, ReindexFileRequest(path=str(path)), budget_s=0)
-        return NOTHING
-
-    return await within_budget(app, "file_changed", work, NOTHING)
-
-
-@tool(
-    "hook_stop",
-    description=(
-        "For the Claude Code plugin's Stop hook: reminds once per GHAP entry that it is still active."
-    ),
-    instant=True,
-)
-async def hook_stop(ctx: Context[AppServices, Any], stop_hook_active: str = "false") -> HookAnswer:
-    app = app_services(ctx)
-    if stop_hook_active.strip().lower() == "true" or not _tracking(app):
-        return NOTHING  # continuing because of a Stop hook already: never hold the agent twice
-
-    async def work() -> HookAnswer:
-        entry = await asyncio.to_thread(app.journal.active)
-        if entry is None or entry.id in app.reminded:
-            return NOTHING
-        app.reminded.add(entry.id)
-        reason = (
-            f'Learning memory: the GHAP entry "{one_line(entry.goal, 120)}" is still active. If you '
-            'know the outcome, resolve_ghap(status="confirmed"|"falsified"|"abandoned", result=...) '
-            "so the experience is kept; if the work goes on, say so and stop."
-        )
-        return HookAnswer(decision="block", reason=reason)
-
-    return await within_budget(app, "stop", work, NOTHING, needs_worker=False)
+async def _add_evidence(app: AppServices, command: str, outcome: RunOutcome) -> GhapEntry | None:
+    """The run as evidence on the active GHAP entry (when there is one); the entry after it."""
+    if not tracking(app) or outcome.kind not in ("test", "build"):
+        return None
+    evidence = Evidence(
+        kind="test" if outcome.kind == "test" else "build",
+        command=one_line(utf8_safe(command), 300),
+        passed=outcome.passed,
+        exit_code=outcome.exit_code,
+        tests_passed=outcome.tests_passed,
+        tests_failed=outcome.tests_failed,
+        summary=runs.summary(outcome),
+        at=datetime.now(UTC),
+    )
+    return await asyncio.to_thread(app.journal.add_evidence, evidence)

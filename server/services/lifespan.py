@@ -11,6 +11,7 @@ from typing import Any
 
 from mcp.server.mcpserver import Context, MCPServer
 
+from learning_memory.server.capture.recorder import Recorder
 from learning_memory.server.hooks.values_cache import refresh_values_cache
 from learning_memory.server.journal.journal import Journal
 from learning_memory.server.loops.store import LoopStore
@@ -29,6 +30,7 @@ class AppServices:
     session_id: str
     _journal: Journal | None = None
     _loops: LoopStore | None = None
+    _capture: Recorder | None = None
     # GHAP entries the Stop hook has reminded the agent of: once each, never on every stop.
     reminded: set[str] = field(default_factory=set)
     # Until when (monotonic) work that must not wait answers nothing: see services.fail_open.
@@ -41,6 +43,13 @@ class AppServices:
         if self._journal is None:
             self._journal = Journal(self.settings.journal_dir, self.session_id)
         return self._journal
+
+    @property
+    def capture(self) -> Recorder:
+        """The session log the hooks write, in the data folder (shared by every worktree)."""
+        if self._capture is None:
+            self._capture = Recorder(self.settings.capture_dir)
+        return self._capture
 
     @property
     def loops(self) -> LoopStore:

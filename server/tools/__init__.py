@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from mcp.server.mcpserver import MCPServer
 
+from learning_memory.server.hooks import session_tools as session_hook_tools
 from learning_memory.server.hooks import tools as hook_tools
 from learning_memory.server.services import AppServices
 from learning_memory.server.tool_registry import register
@@ -23,7 +24,7 @@ from learning_memory.server.tools import (
     system,
 )
 
-MODULES = (system, memory, ghap, search, code, git, learning, loops, context, hook_tools)
+MODULES = (system, memory, ghap, search, code, git, learning, loops, context, hook_tools, session_hook_tools)
 
 
 def register_all(server: MCPServer[AppServices]) -> None:

@@ -1,0 +1,54 @@
+"""The line a failing run gets when its failure was met, and fixed, before in this repository.
+
+Read from the fix index the miner keeps (a local SQLite file): no worker, no model, so it
+answers within the hook's budget even when the queue is down. Nothing matches, nothing said.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+
+from learning_memory.shared.fix_index import FixIndex, KnownFix
+
+from learning_memory.shared.context_lines import one_line
+from learning_memory.shared.contracts.capture import Failure
+
+MAX_HINTS = 2
+
+
+def _when(at: datetime) -> str:
+    days = (datetime.now(UTC) - at).days
+    if days <= 0:
+        return "earlier today"
+    return "yesterday" if days == 1 else f"{days} days ago ({at:%Y-%m-%d})"
+
+
+def _where(fix: KnownFix, worktree: Path) -> str:
+    if Path(fix.worktree) == worktree:
+        return "in this worktree"
+    return f"in worktree {Path(fix.worktree).name}"
+
+
+def hint_line(fix: KnownFix, worktree: Path) -> str:
+    what = " ".join(part for part in (fix.error_type, fix.message) if part)
+    failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 140)
+    edited = ", ".join(fix.files[:3]) or "files"
+    if fix.symbols:
+        edited += f" ({', '.join(fix.symbols[:3])})"
+    commit = f' in {fix.commit[:8]} "{one_line(fix.subject or "", 80)}"' if fix.commit else ""
+    similar = "" if fix.similarity >= 1.0 else " (a close match)"
+    times = f", fixed {fix.times_fixed} times" if fix.times_fixed > 1 else ""
+    return (
+        f"Learning memory: seen before{similar}, {_when(fix.fixed_at)} {_where(fix, worktree)}: "
+        f"{failure} — fixed by editing {edited}{commit}{times}. "
+        f'expand_context(["{fix.experience_id}"]) for the whole record.'
+    )
+
+
+def fix_hints(index_path: Path, project: str, worktree: Path, failures: Sequence[Failure]) -> list[str]:
+    if not failures:
+        return []
+    fixes = FixIndex(index_path).fixes_for(project, failures, limit=MAX_HINTS)
+    return [hint_line(fix, worktree) for fix in fixes[:MAX_HINTS]]
