@@ -12,7 +12,7 @@ from pathlib import Path
 
 from learning_memory.shared.fix_index import FixIndex, KnownFix
 
-from learning_memory.shared.context_lines import one_line
+from learning_memory.shared.context_lines import estimate_tokens, one_line
 from learning_memory.shared.contracts.capture import Failure
 
 MAX_HINTS = 2
@@ -52,3 +52,24 @@ def fix_hints(index_path: Path, project: str, worktree: Path, failures: Sequence
         return []
     fixes = FixIndex(index_path).fixes_for(project, failures, limit=MAX_HINTS)
     return [hint_line(fix, worktree) for fix in fixes[:MAX_HINTS]]
+
+
+FILE_HEADER = "Learning memory: failures fixed before by editing {file}:"
+FILE_BUDGET_TOKENS = 150
+
+
+def file_lessons(index_path: Path, project: str, worktree: Path, file: str) -> str | None:
+    """What was learned about ``file``: the failures edits to it fixed, newest first, within
+    :data:`FILE_BUDGET_TOKENS`; None when there is nothing."""
+    lines = [FILE_HEADER.format(file=file)]
+    for fix in FixIndex(index_path).fixes_for_file(project, file, limit=MAX_HINTS):
+        what = " ".join(part for part in (fix.error_type, fix.message) if part)
+        failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
+        symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
+        commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
+        when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
+        line = f"- {failure}{symbols}, {when}{commit} [{fix.experience_id}]"
+        if estimate_tokens("\n".join([*lines, line])) > FILE_BUDGET_TOKENS:
+            break
+        lines.append(line)
+    return "\n".join(lines) if len(lines) > 1 else None

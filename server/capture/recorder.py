@@ -65,6 +65,7 @@ class Recorder:
     def __init__(self, root: Path) -> None:
         self.log = SessionLog(root)
         self._heads: dict[str, str | None] = {}
+        self._touched: set[tuple[str, str, str]] = set()
 
     def place(self, cwd: str) -> project.Place | None:
         return project.place_of(cwd) if cwd.strip() else None
@@ -87,12 +88,20 @@ class Recorder:
         self.log.append(event)
         return event
 
-    def _relative(self, where: project.Place, file_path: str) -> str:
+    def relative(self, where: project.Place, file_path: str) -> str:
         path = Path(file_path)
         try:
             return str(path.resolve().relative_to(where.worktree))
         except (ValueError, OSError):
             return file_path
+
+    def first_touch(self, session_id: str, where: project.Place, file: str) -> bool:
+        """True the first time this session reads or edits ``file`` (then False)."""
+        key = (session_id, str(where.worktree), file)
+        if key in self._touched:
+            return False
+        self._touched.add(key)
+        return True
 
     def _head_moved(self, session_id: str, where: project.Place) -> tuple[str | None, str | None]:
         """(previous, new) HEAD when it moved since this session's last look, else (None, None)."""
@@ -154,7 +163,7 @@ class Recorder:
                 session_id,
                 where,
                 tool_use_id,
-                file=self._relative(where, file_path),
+                file=self.relative(where, file_path),
                 lines=changed_lines(patch),
             )
         )

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Literal
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
+from learning_memory.server.capture.fix_hints import file_lessons
 from learning_memory.server.capture.mining import mine_soon
 from learning_memory.server.hooks.hook_output import NOTHING, Cwd, HookAnswer, SessionId, ToolUseId, tracking
 from learning_memory.server.services import AppServices, app_services
@@ -58,9 +59,14 @@ async def hook_file_changed(
     if not path.is_absolute():
         return NOTHING
 
-    async def record() -> None:
-        await asyncio.to_thread(
+    async def record() -> HookAnswer:
+        edit = await asyncio.to_thread(
             app.capture.edit, utf8_safe(session_id), utf8_safe(cwd), utf8_safe(tool_use_id), str(path), patch
+        )
+        return (
+            await _lessons_once(app, "PostToolUse", edit.session_id, cwd, edit.file)
+            if edit and edit.file
+            else NOTHING
         )
 
     async def reindex() -> HookAnswer:
@@ -70,9 +76,49 @@ async def hook_file_changed(
             await app.jobs.run(REINDEX_FILE, ReindexFileRequest(path=str(path)), budget_s=0)
         return NOTHING
 
-    if session_id:
-        await within_budget(app, "capture_edit", record, None, needs_worker=False)
-    return await within_budget(app, "file_changed", reindex, NOTHING)
+    lessons = (
+        await within_budget(app, "capture_edit", record, NOTHING, needs_worker=False)
+        if session_id
+        else NOTHING
+    )
+    await within_budget(app, "file_changed", reindex, NOTHING)
+    return lessons
+
+
+async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str, file: str) -> HookAnswer:
+    """The fixes anchored to ``file``, the first time the session touches it."""
+    where = app.capture.place(cwd)
+    if where is None or not app.capture.first_touch(session_id, where, file):
+        return NOTHING
+    text = await asyncio.to_thread(
+        file_lessons, app.settings.fix_index_path, where.project, where.worktree, file
+    )
+    return HookAnswer.context(event, text) if text else NOTHING
+
+
+@tool(
+    "hook_file_read",
+    description=(
+        "For the Claude Code plugin's PostToolUse hook on Read: the failures fixed before by editing "
+        "this file, once per file per session (nothing when there are none)."
+    ),
+    instant=True,
+)
+async def hook_file_read(
+    ctx: Context[AppServices, Any], file_path: str = "", session_id: SessionId = "", cwd: Cwd = ""
+) -> HookAnswer:
+    app = app_services(ctx)
+    path, sid, folder = utf8_safe(file_path).strip(), utf8_safe(session_id), utf8_safe(cwd)
+    if not path or not sid:
+        return NOTHING
+
+    async def work() -> HookAnswer:
+        where = app.capture.place(folder)
+        if where is None:
+            return NOTHING
+        return await _lessons_once(app, "PostToolUse", sid, folder, app.capture.relative(where, path))
+
+    return await within_budget(app, "file_read", work, NOTHING, needs_worker=False)
 
 
 @tool(
