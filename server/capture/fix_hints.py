@@ -14,6 +14,7 @@ from learning_memory.shared.fix_index import FixIndex, KnownFix
 
 from learning_memory.shared.context_lines import estimate_tokens, one_line
 from learning_memory.shared.contracts.capture import Failure
+from learning_memory.shared.contracts.context import item_id
 
 MAX_HINTS = 2
 
@@ -43,7 +44,7 @@ def hint_line(fix: KnownFix, worktree: Path) -> str:
     return (
         f"Learning memory: seen before{similar}, {_when(fix.fixed_at)} {_where(fix, worktree)}: "
         f"{failure} — fixed by editing {edited}{commit}{times}. "
-        f'expand_context(["{fix.experience_id}"]) for the whole record.'
+        f'expand_context(["{item_id("experience", fix.experience_id)}"]) for the whole record.'
     )
 
 
@@ -68,7 +69,7 @@ def file_lessons(index_path: Path, project: str, worktree: Path, file: str) -> s
         symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
         commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
         when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
-        line = f"- {failure}{symbols}, {when}{commit} [{fix.experience_id}]"
+        line = f"- {failure}{symbols}, {when}{commit} [{item_id('experience', fix.experience_id)}]"
         if estimate_tokens("\n".join([*lines, line])) > FILE_BUDGET_TOKENS:
             break
         lines.append(line)
