@@ -85,6 +85,9 @@ class Settings(BaseSettings):
     context_min_score: float = Field(default=0.40, ge=0.0, le=1.0)
     premortem_min_score: float = Field(default=0.5, ge=0.0, le=1.0)
     hook_budget_s: float = Field(default=0.8, gt=0, le=10)
+    # The hooks keep a log of each session (commands, outcomes, edits, commits) and learn from it;
+    # false: they record nothing and only the agent's own GHAP entries are learned from.
+    capture: bool = True
     # Small state the server keeps across restarts (refinement loops); unset: <data_dir>/state.
     state_dir: Path | None = None
 

@@ -62,13 +62,15 @@ def changed_lines(patch: str) -> list[LineRange]:
 class Recorder:
     """Writes a session's events; one per server process, for every session it serves."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, enabled: bool = True) -> None:
+        self.enabled = enabled
         self.log = SessionLog(root)
         self._heads: dict[str, str | None] = {}
         self._touched: set[tuple[str, str, str]] = set()
 
     def place(self, cwd: str) -> project.Place | None:
-        return project.place_of(cwd) if cwd.strip() else None
+        """Where a session in ``cwd`` works; None when nothing is to be recorded."""
+        return project.place_of(cwd) if self.enabled and cwd.strip() else None
 
     def _event(
         self, kind: EventType, session_id: str, where: project.Place, event_id: str = "", **fields: Any

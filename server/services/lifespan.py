@@ -48,7 +48,7 @@ class AppServices:
     def capture(self) -> Recorder:
         """The session log the hooks write, in the data folder (shared by every worktree)."""
         if self._capture is None:
-            self._capture = Recorder(self.settings.capture_dir)
+            self._capture = Recorder(self.settings.capture_dir, enabled=self.settings.capture)
         return self._capture
 
     @property
