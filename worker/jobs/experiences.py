@@ -40,8 +40,8 @@ from learning_memory.worker.vectors.base import (
 
 log = get_logger(__name__)
 
-# The fields search filters on, plus ghap_id (to find an experience's points) and created_ts
-# (to order or bound by time); the same on every axis collection.
+# The fields search filters on, plus ghap_id (to find an experience's points), created_ts
+# (to order or bound by time), and who wrote it for which repository; the same on every axis.
 INDEXES: dict[str, PayloadIndexType] = {
     "domain": "keyword",
     "outcome_status": "keyword",
@@ -49,6 +49,8 @@ INDEXES: dict[str, PayloadIndexType] = {
     "strategy": "keyword",
     "ghap_id": "keyword",
     "created_ts": "float",
+    "source": "keyword",
+    "project": "keyword",
 }
 
 
@@ -146,6 +148,11 @@ def payload(entry: GhapEntry, resolution: Resolution, axis: str) -> dict[str, An
         "created_ts": entry.created_at.timestamp(),
         "resolved_at": resolution.resolved_at.isoformat(),
         "resolved_ts": resolution.resolved_at.timestamp(),
+        "source": entry.source,
+        "anchors": [anchor.model_dump(mode="json") for anchor in entry.anchors],
+        "occurrences": entry.occurrences,
+        "last_seen": entry.last_seen.isoformat() if entry.last_seen else None,
+        "project": entry.project,
     }
 
 
