@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from learning_memory.shared.contracts.experiences import (
+    AXES,
     PERSIST_EXPERIENCE,
     SEARCH_EXPERIENCES,
     TIER_WEIGHTS,
@@ -195,6 +196,23 @@ async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> 
     await run.services.axis_versions.bump(changed)
     log.info("experience.persisted", ghap_id=entry.id, axes=axes, tier=resolution.confidence_tier)
     return PersistExperienceResponse(ghap_id=entry.id, axes=axes)
+
+
+async def forget_experience(run: JobRun, ghap_id: str) -> list[str]:
+    """Delete an experience's points on every axis (an auto experience no episode holds any more);
+    the axes it was on."""
+    store = await run.services.vectors()
+    removed: list[str] = []
+    for axis in AXES:
+        old = point_id(ghap_id, axis)
+        if await store.collection_exists(collection_for(axis)) and await store.get(
+            collection_for(axis), [old]
+        ):
+            await store.delete(collection_for(axis), [old])
+            removed.append(axis)
+    await run.services.axis_versions.bump(removed)
+    log.info("experience.forgotten", ghap_id=ghap_id, axes=removed)
+    return removed
 
 
 @job(SEARCH_EXPERIENCES)
