@@ -2,37 +2,49 @@
 
 The session miner (``learning_memory.worker.capture``) writes it; the server's hooks read it on
 every failing run ("this failure was fixed before by editing src/app.py (login)") and when a file
-is read or edited ("fixes made here"). So reads must be fast and harmless: a connection per call
-(several processes share the file, WAL lets readers and one writer go on together), any SQLite
-error answers [] rather than failing the hook, and a missing file is never created by a read.
+is read or edited ("fixes made here"). So reads must be fast and harmless: any SQLite error
+answers [] rather than failing the hook, and a missing file is never created by a read. Several
+processes share the file (WAL: readers never wait for the one writer).
 
-Tables: ``signatures`` (each failure seen, per session), ``episodes`` (each mined episode and the
-experience it taught, so that mining a log again stores and counts nothing twice), ``fixes`` (a
-signature that went away after edits, and those edits) and ``fix_files`` (a fix by file).
+Tables (:mod:`.fix_store`): ``signatures`` (each failure seen, per session), ``episodes`` (each
+mined episode and the experience it taught, so that mining a log again stores and counts nothing
+twice), ``fixes`` (a signature that went away after edits, and those edits) and ``fix_files``
+(fixes by file). The miner's records and writes: :mod:`.fix_writes`.
 """
 
 from __future__ import annotations
 
 import hashlib
 import sqlite3
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from learning_memory.shared.contracts.capture import Failure, RunOutcome
 from learning_memory.shared.fix_similarity import CLOSE, similarity, tokens
-from learning_memory.shared.fix_store import SCHEMA_VERSION, connect, create_schema
+from learning_memory.shared.fix_store import connect, create_schema, open_reader
+from learning_memory.shared.fix_writes import (
+    EpisodeRecord,
+    FixRecord,
+    SeenFailure,
+    SessionChange,
+    clean_path,
+    note_seen,
+    replace_session,
+)
 from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
-# Close ones are looked for among this many recent fixes of the same error type: enough for a
-# project's history, and the hook's read stays around a millisecond.
-NEAR_CANDIDATES = 300
-_COLUMNS = (
-    "signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
-    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times, tokens"
+# Candidates are the latest fixes of an error type or a file, compared here: enough to hold what
+# still describes the code, and grouping them in SQL would sort every fix of a common type (an
+# AssertionError) on each failing run.
+CANDIDATES = 200
+_GROUP = (
+    "SELECT signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
+    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times FROM fixes "
+    "WHERE project = ? AND signature = ? AND files = ?"
 )
 
 
@@ -68,45 +80,6 @@ class KnownFix:
 
 
 @dataclass(frozen=True)
-class FixRecord:
-    """A signature that went away after edits, and those edits."""
-
-    failure: Failure
-    files: tuple[str, ...]
-    symbols: tuple[str, ...]
-    commit: str | None
-    subject: str | None
-    fixed_at: datetime
-
-
-@dataclass(frozen=True)
-class EpisodeRecord:
-    episode_id: str
-    experience_id: str  # the auto experience, or the agent's GHAP entry that absorbed it
-    outcome: str
-    absorbed: bool
-    started_at: datetime
-    ended_at: datetime
-    entry: str | None  # the auto experience as this episode tells it (JSON); None when absorbed
-    fixes: tuple[FixRecord, ...] = ()
-
-
-@dataclass(frozen=True)
-class SeenFailure:
-    failure: Failure
-    at: datetime
-
-
-@dataclass(frozen=True)
-class SessionChange:
-    """What recording a session's episodes changed."""
-
-    added: tuple[str, ...]  # episodes not recorded before
-    experiences: frozenset[str]  # experiences whose episodes changed: to store again, or forget
-    new_experiences: frozenset[str]  # experiences that had no episode before
-
-
-@dataclass(frozen=True)
 class ExperienceState:
     occurrences: int  # distinct episodes, in every session
     first_seen: datetime
@@ -114,48 +87,66 @@ class ExperienceState:
     entry: str  # as its latest episode tells it
 
 
-def _ts(moment: datetime) -> float:
-    return moment.timestamp()
-
-
 def _dt(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, UTC)
 
 
 class FixIndex:
+    """The index at ``path``. Reads share one connection per instance (opened once the file
+    exists; thread-safe); each write opens its own."""
+
     def __init__(self, path: Path) -> None:
         self.path = path
+        self._reader: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
 
     # --- reads (the hooks): never raise, never create ---------------------------------
 
     def fixes_for(self, project: str, failures: Sequence[Failure], limit: int = 2) -> list[KnownFix]:
         """Fixes of these failures: exact signatures first (most recent first), then close ones
-        (same error type, similar words; closest first, then most recent)."""
+        (same error type, similar words: closest first, then most recent)."""
         if not failures or limit < 1:
             return []
-        try:
-            with connect(self.path, create=False) as conn:
-                return self._fixes_for(conn, project, failures, limit)
-        except sqlite3.Error as exc:
-            log.debug("fix_index.read_failed", path=str(self.path), error=repr(exc))
-            return []
+        return self._read(lambda conn: self._fixes_for(conn, project, failures, limit))
 
     def fixes_for_file(self, project: str, file: str, limit: int = 3) -> list[KnownFix]:
         """Fixes that edited ``file`` (relative to the repository's root), most recent first."""
         if limit < 1:
             return []
-        try:
-            with connect(self.path, create=False) as conn:
-                rows = conn.execute(
-                    f"SELECT {_COLUMNS} FROM fixes WHERE id IN (SELECT fix_id FROM fix_files "
-                    "WHERE project = ? AND file = ?) GROUP BY signature, files "
-                    "ORDER BY fixed_at DESC LIMIT ?",
-                    (project, _clean(file), limit),
-                ).fetchall()
-                return [_known(row, 1.0) for row in rows]
-        except sqlite3.Error as exc:
-            log.debug("fix_index.read_failed", path=str(self.path), error=repr(exc))
+
+        def lookup(conn: sqlite3.Connection) -> list[KnownFix]:
+            rows = conn.execute(
+                "SELECT fixes.signature, fixes.files FROM fix_files "
+                "JOIN fixes ON fixes.id = fix_files.fix_id WHERE fix_files.project = ? "
+                "AND fix_files.file = ? ORDER BY fix_files.fixed_at DESC LIMIT ?",
+                (project, clean_path(file), CANDIDATES),
+            ).fetchall()
+            keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[:limit]
+            return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
+
+        return self._read(lookup)
+
+    def _read(self, lookup: Callable[[sqlite3.Connection], list[KnownFix]]) -> list[KnownFix]:
+        if not self.path.exists():  # nothing mined yet: the common case before the first fix
             return []
+        with self._lock:
+            try:
+                if self._reader is None:
+                    self._reader = open_reader(self.path)
+                return lookup(self._reader)
+            except sqlite3.Error as exc:
+                # Opened again on the next read: the file may have been replaced or repaired.
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
+                log.debug("fix_index.read_failed", path=str(self.path), error=repr(exc))
+                return []
 
     def _fixes_for(
         self, conn: sqlite3.Connection, project: str, failures: Sequence[Failure], limit: int
@@ -163,48 +154,36 @@ class FixIndex:
         signatures = list(dict.fromkeys(failure.signature for failure in failures))
         marks = ",".join("?" * len(signatures))
         exact = conn.execute(
-            f"SELECT {_COLUMNS} FROM fixes WHERE project = ? AND signature IN ({marks}) "
-            "GROUP BY signature, files ORDER BY fixed_at DESC LIMIT ?",
-            (project, *signatures, limit),
+            f"SELECT signature, files FROM fixes WHERE project = ? AND signature IN ({marks}) "
+            "ORDER BY fixed_at DESC LIMIT ?",
+            (project, *signatures, CANDIDATES),
         ).fetchall()
-        found = [_known(row, 1.0) for row in exact]
+        keys = list(dict.fromkeys((row[0], row[1]) for row in exact))[:limit]
+        found = [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
         if len(found) >= limit:
             return found
-        near: dict[tuple[str, str], tuple[float, Any]] = {}
-        for failure in failures:
-            words = tokens(failure.message, failure.test_id)
+        best: dict[tuple[str, str], tuple[float, float]] = {}  # (signature, files) -> score, fixed_at
+        for error_type in dict.fromkeys(failure.error_type for failure in failures):
+            words = [tokens(f.message, f.test_id) for f in failures if f.error_type == error_type]
             rows = conn.execute(
-                f"SELECT {_COLUMNS} FROM fixes WHERE project = ? AND error_type IS ? "
-                f"AND signature NOT IN ({marks}) GROUP BY signature, files "
+                "SELECT signature, files, tokens, fixed_at FROM fixes WHERE project = ? AND error_type IS ? "
                 "ORDER BY fixed_at DESC LIMIT ?",
-                (project, failure.error_type, *signatures, NEAR_CANDIDATES),
+                (project, error_type, CANDIDATES),
             ).fetchall()
-            for row in rows:
-                score = similarity(words, frozenset(row["tokens"].split()))
-                key = (row["signature"], row["files"])
-                if score >= CLOSE and score > near.get(key, (0.0, None))[0]:
-                    near[key] = (score, row)
-        ranked = sorted(near.values(), key=lambda item: (-item[0], -item[1]["fixed_at"]))
-        return found + [_known(row, round(score, 3)) for score, row in ranked[: limit - len(found)]]
+            for signature, files, row_tokens, fixed_at in rows:
+                if signature in signatures:
+                    continue
+                theirs = frozenset(row_tokens.split())
+                score = max(similarity(mine, theirs) for mine in words)
+                if score >= CLOSE and (score, fixed_at) > best.get((signature, files), (0.0, 0.0)):
+                    best[(signature, files)] = (score, fixed_at)
+        ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1]))[: limit - len(found)]
+        for key, (score, _) in ranked:
+            # Below 1.0, which says exact, even when the words are the same.
+            found.append(_known(conn.execute(_GROUP, (project, *key)).fetchone(), min(round(score, 3), 0.99)))
+        return found
 
-    def experience(self, experience_id: str) -> ExperienceState | None:
-        """What the fix index holds of an auto experience's episodes, or None when it has none."""
-        with connect(self.path, create=False) as conn:
-            row = conn.execute(
-                "SELECT COUNT(*) AS n, MIN(started_at) AS first, MAX(ended_at) AS last "
-                "FROM episodes WHERE experience_id = ? AND NOT absorbed",
-                (experience_id,),
-            ).fetchone()
-            latest = conn.execute(
-                "SELECT entry FROM episodes WHERE experience_id = ? AND NOT absorbed "
-                "ORDER BY ended_at DESC, episode_id LIMIT 1",
-                (experience_id,),
-            ).fetchone()
-        if not row["n"] or latest is None:
-            return None
-        return ExperienceState(row["n"], _dt(row["first"]), _dt(row["last"]), latest["entry"])
-
-    # --- writes (the miner) -------------------------------------------------------------
+    # --- the miner ------------------------------------------------------------------------
 
     def record_session(
         self,
@@ -216,26 +195,40 @@ class FixIndex:
     ) -> SessionChange:
         """Make the index hold exactly ``episodes`` for this session (a log mined again, or mined
         further as it grew, replaces what the last mining recorded) and note the failures seen."""
-        with connect(self.path, create=True) as conn:
+        with connect(self.path) as conn:
             create_schema(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
-                change = _replace_session(conn, project, session, worktree, episodes)
+                change = replace_session(conn, project, session, worktree, episodes)
                 for item in seen:
-                    _note_seen(conn, project, session, worktree, item)
+                    note_seen(conn, project, session, worktree, item)
                 conn.execute("COMMIT")
             except BaseException:
                 conn.execute("ROLLBACK")
                 raise
         return change
 
+    def experience(self, experience_id: str) -> ExperienceState | None:
+        """What the index holds of an auto experience's episodes, or None when it has none."""
+        if not self.path.exists():
+            return None
+        with connect(self.path) as conn:
+            row = conn.execute(
+                "SELECT COUNT(*), MIN(started_at), MAX(ended_at) FROM episodes "
+                "WHERE experience_id = ? AND NOT absorbed",
+                (experience_id,),
+            ).fetchone()
+            latest = conn.execute(
+                "SELECT entry FROM episodes WHERE experience_id = ? AND NOT absorbed "
+                "ORDER BY ended_at DESC, episode_id LIMIT 1",
+                (experience_id,),
+            ).fetchone()
+        if not row[0] or latest is None:
+            return None
+        return ExperienceState(row[0], _dt(row[1]), _dt(row[2]), latest[0])
 
-def _clean(file: str) -> str:
-    file = file.replace("\\", "/")
-    return file[2:] if file.startswith("./") else file
 
-
-def _known(row: Any, score: float) -> KnownFix:
+def _known(row: sqlite3.Row, score: float) -> KnownFix:
     return KnownFix(
         signature=row["signature"],
         test_id=row["test_id"],
@@ -253,128 +246,7 @@ def _known(row: Any, score: float) -> KnownFix:
     )
 
 
-def _replace_session(
-    conn: sqlite3.Connection, project: str, session: str, worktree: str, episodes: Sequence[EpisodeRecord]
-) -> SessionChange:
-    before = {
-        row["episode_id"]: (
-            row["experience_id"],
-            row["outcome"],
-            row["entry"],
-            row["ended_at"],
-            row["absorbed"],
-        )
-        for row in conn.execute(
-            "SELECT episode_id, experience_id, outcome, entry, ended_at, absorbed FROM episodes "
-            "WHERE project = ? AND session = ?",
-            (project, session),
-        )
-    }
-    after = {
-        e.episode_id: (e.experience_id, e.outcome, e.entry, _ts(e.ended_at), int(e.absorbed))
-        for e in episodes
-    }
-    changed = [key for key in before.keys() | after.keys() if before.get(key) != after.get(key)]
-    # An absorbed episode's experience is the agent's entry: never the miner's to store or forget.
-    touched = {
-        side[key][0] for side in (before, after) for key in changed if key in side and not side[key][4]
-    }
-    marks = ",".join("?" * len(touched))
-    known = {
-        row[0]
-        for row in conn.execute(
-            f"SELECT DISTINCT experience_id FROM episodes WHERE experience_id IN ({marks})", tuple(touched)
-        )
-    }
-    for episode_id in before:
-        conn.execute(
-            "DELETE FROM fix_files WHERE fix_id IN (SELECT id FROM fixes WHERE episode_id = ?)", (episode_id,)
-        )
-        conn.execute("DELETE FROM fixes WHERE episode_id = ?", (episode_id,))
-        conn.execute("DELETE FROM episodes WHERE episode_id = ?", (episode_id,))
-    for episode in episodes:
-        _insert_episode(conn, project, session, worktree, episode)
-    return SessionChange(
-        added=tuple(e.episode_id for e in episodes if e.episode_id not in before),
-        experiences=frozenset(touched),
-        new_experiences=frozenset(touched - known),
-    )
-
-
-def _insert_episode(
-    conn: sqlite3.Connection, project: str, session: str, worktree: str, episode: EpisodeRecord
-) -> None:
-    conn.execute(
-        "INSERT OR REPLACE INTO episodes (episode_id, experience_id, outcome, absorbed, project, session, "
-        "worktree, started_at, ended_at, entry) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-        (
-            episode.episode_id,
-            episode.experience_id,
-            episode.outcome,
-            int(episode.absorbed),
-            project,
-            session,
-            worktree,
-            _ts(episode.started_at),
-            _ts(episode.ended_at),
-            episode.entry,
-        ),
-    )
-    for fix in episode.fixes:
-        failure = fix.failure
-        cursor = conn.execute(
-            "INSERT OR REPLACE INTO fixes (episode_id, project, signature, test_id, error_type, message, "
-            "tokens, experience_id, files, symbols, commit_sha, commit_subject, worktree, session, fixed_at) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (
-                episode.episode_id,
-                project,
-                failure.signature,
-                failure.test_id,
-                failure.error_type,
-                failure.message,
-                " ".join(sorted(tokens(failure.message, failure.test_id))),
-                episode.experience_id,
-                "\n".join(fix.files),
-                "\n".join(fix.symbols),
-                fix.commit,
-                fix.subject,
-                worktree,
-                session,
-                _ts(fix.fixed_at),
-            ),
-        )
-        conn.executemany(
-            "INSERT OR IGNORE INTO fix_files (project, file, fix_id) VALUES (?, ?, ?)",
-            [(project, _clean(file), cursor.lastrowid) for file in fix.files],
-        )
-
-
-def _note_seen(
-    conn: sqlite3.Connection, project: str, session: str, worktree: str, item: SeenFailure
-) -> None:
-    failure, at = item.failure, _ts(item.at)
-    conn.execute(
-        "INSERT INTO signatures (project, signature, session, test_id, error_type, message, first_seen, "
-        "last_seen, worktree) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
-        "ON CONFLICT (project, signature, session) DO UPDATE SET "
-        "first_seen = MIN(first_seen, excluded.first_seen), last_seen = MAX(last_seen, excluded.last_seen)",
-        (
-            project,
-            failure.signature,
-            session,
-            failure.test_id,
-            failure.error_type,
-            failure.message,
-            at,
-            at,
-            worktree,
-        ),
-    )
-
-
 __all__ = [
-    "SCHEMA_VERSION",
     "EpisodeRecord",
     "ExperienceState",
     "FixIndex",

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import re
 
-# Two failures of the same error type are close from here on. Tuned on labelled pairs
-# (tests/unit/test_fix_index.py::CLOSE_PAIRS): the same message in a sibling test, or the same
-# type error on another argument, score 0.67 to 0.9; another key or another assertion in the same
-# test 0.3 to 0.5.
+# Two failures of the same error type are close from here on. Set between the labelled pairs of
+# tests/unit/test_fix_index.py (CLOSE_PAIRS): the same message in a sibling test, or the same
+# compiler error on another name, score 0.6 or more; another key or another assertion in the same
+# test, or one message in unrelated tests, 0.5 or less.
 CLOSE = 0.6
 _WORD = re.compile(r"[A-Za-z]+|[0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")

@@ -66,28 +66,38 @@ CREATE TABLE IF NOT EXISTS fix_files (
     project TEXT NOT NULL,
     file TEXT NOT NULL,
     fix_id INTEGER NOT NULL,
+    fixed_at REAL NOT NULL,
     PRIMARY KEY (project, file, fix_id)
 );
+CREATE INDEX IF NOT EXISTS fix_files_by_time ON fix_files (project, file, fixed_at);
 CREATE INDEX IF NOT EXISTS fix_files_by_fix ON fix_files (fix_id);
 """
 
 
 @contextmanager
-def connect(path: Path, *, create: bool) -> Iterator[sqlite3.Connection]:
-    """A connection in autocommit mode (transactions are explicit), closed after. Without
-    ``create``, a missing file is an error (``mode=rw`` never creates it)."""
-    if create:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
-    else:
-        uri = f"{path.resolve().as_uri()}?mode=rw"
-        conn = sqlite3.connect(uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A writer's connection (the file and its folder made if missing), in autocommit mode
+    (transactions are explicit), closed after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
     try:
-        conn.row_factory = sqlite3.Row
         conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         yield conn
     finally:
         conn.close()
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A reader's connection to an existing file: ``mode=rw`` fails rather than create it (a
+    read-only connection could not follow a WAL file it did not create). Usable from any thread
+    (the caller serialises its use)."""
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+    conn = sqlite3.connect(
+        uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
 
 
 def create_schema(conn: sqlite3.Connection) -> None:

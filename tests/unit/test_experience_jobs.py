@@ -243,7 +243,7 @@ async def test_points_stored_before_the_source_fields_still_read(run: JobRun) ->
     assert record.vector is not None
     await store.upsert(collection_for("full"), [PointData(record.id, record.vector, old)])
     [hit] = await search(run, LOGIN_OLD.goal)
-    defaults = ("agent", [], 1, None, None)
+    defaults: tuple[object, ...] = ("agent", [], 1, None, None)
     assert (hit.source, hit.anchors, hit.occurrences, hit.last_seen, hit.project) == defaults
 
 
