@@ -18,14 +18,21 @@ from learning_memory.server.transport.arq import ArqTransport
 from learning_memory.server.transport.inline import InlineTransport
 from learning_memory.shared.contracts.capture import MINE_SESSION, MineSessionRequest, MineSessionResponse
 from learning_memory.shared.contracts.experiences import (
+    AXES,
     SEARCH_EXPERIENCES,
     Anchor,
     ExperienceHit,
     SearchExperiencesRequest,
+    collection_for,
+    point_id,
 )
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
+from learning_memory.worker.jobs.capture import mine_session
+from learning_memory.worker.jobs.experiences import search_experiences
+from learning_memory.worker.services import JobRun
 from tests.capture_sessions import LOGIN, PROJECT, Script
 from tests.git_repo import commit, git, write
+from tests.helpers import job_run
 from tests.mcp_thread import inline_settings
 
 BROKEN = '''"""Logging in."""
@@ -143,6 +150,36 @@ async def test_mine_session_inline(tmp_path: Path, fx: Fixture) -> None:
         )
     finally:
         await jobs.close()
+
+
+async def test_a_growing_log_revises_what_it_stored(tmp_path: Path, fx: Fixture) -> None:
+    """Mined at a stop while still red, then again once green: the falsified experience it stored
+    first is replaced, not kept beside the confirmed one."""
+    path = fx.logs / "g1.jsonl"
+    request = MineSessionRequest(log_path=str(path), session_id="g1", project=PROJECT)
+    script = Script(session_id="g1", worktree=str(fx.repo)).prompt("Fix login.").run("pytest", LOGIN)
+    script.edit("src/app.py", (10, 10)).run("pytest", LOGIN).stop().write(path)
+    async with job_run(tmp_path) as run:
+        assert await mine_session(run, request) == MineSessionResponse(
+            episodes=1, stored=1, merged=0, absorbed=0
+        )
+        [falsified] = await search_hits(run, "login")
+        assert falsified.outcome_status == "falsified"
+        script.prompt("Try again.").edit("src/app.py", (10, 10)).run("pytest").commit(fx.head).write(path)
+        assert await mine_session(run, request) == MineSessionResponse(
+            episodes=1, stored=1, merged=0, absorbed=0
+        )
+        [confirmed] = await search_hits(run, "login")
+        assert confirmed.outcome_status == "confirmed" and confirmed.ghap_id != falsified.ghap_id
+        assert confirmed.goal == SUBJECT
+        for axis in AXES:
+            store = await run.services.vectors()
+            if await store.collection_exists(collection_for(axis)):
+                assert await store.get(collection_for(axis), [point_id(falsified.ghap_id, axis)]) == []
+
+
+async def search_hits(run: JobRun, query: str) -> list[ExperienceHit]:
+    return list((await search_experiences(run, SearchExperiencesRequest(query=query, limit=50))).results)
 
 
 @pytest.fixture

@@ -45,7 +45,6 @@ def _read_log(path: Path) -> list[SessionEvent]:
 @job(MINE_SESSION)
 async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionResponse:
     events = await asyncio.to_thread(_read_log, Path(request.log_path))
-    events = [event for event in events if event.session_id == request.session_id]
     if not events:
         return MineSessionResponse(episodes=0, stored=0, merged=0, absorbed=0)
     commits = await asyncio.to_thread(session_commits, events)
