@@ -51,6 +51,7 @@ def test_still_red_at_the_end_after_edits_is_falsified() -> None:
     assert episode.outcome == "falsified"
     assert episode.fixed == () and episode.remaining == (LOGIN,)
     assert episode.signatures == (LOGIN.signature,)
+    assert episode.ended_at == script.events[2].at  # its runner's last run
 
 
 def test_moving_on_after_edits_without_running_again_is_abandoned() -> None:

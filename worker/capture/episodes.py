@@ -130,7 +130,7 @@ class _Builder:
             self.commands.append(event.command)
         if event.type == "run" and event.run is not None and (event.run.kind, event.run.runner) == self.key:
             self.runs.append(event)
-        self.last_at = event.at
+            self.last_at = event.at
 
     def red(self, event: SessionEvent, failures: list[Failure], edited: bool) -> None:
         self.ran_after_edits |= edited
