@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from learning_memory.shared.contracts import code, context, diagnostics, experiences, git, learning, memory
+from learning_memory.shared.contracts import (
+    capture,
+    code,
+    context,
+    diagnostics,
+    experiences,
+    git,
+    learning,
+    memory,
+)
 from learning_memory.shared.jobs import JobSpec
 
 ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
@@ -35,5 +44,6 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     context.PREMORTEM,
     context.EXPAND_CONTEXT,
     code.REINDEX_FILE,
+    capture.MINE_SESSION,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

@@ -50,7 +50,11 @@ RootCauseCategory = Literal[
     "timing-issue",
 ]
 OutcomeStatus = Literal["confirmed", "falsified", "abandoned"]
-ConfidenceTier = Literal["gold", "silver", "bronze", "abandoned"]
+# "auto": mined from a session's runs and edits without the agent's words (learning_memory.worker.capture);
+# it ranks below what an agent wrote and resolved, above what was abandoned.
+ConfidenceTier = Literal["gold", "silver", "bronze", "auto", "abandoned"]
+# Who wrote an entry: the agent through the GHAP tools, or the session miner from what the hooks saw.
+Source = Literal["agent", "auto"]
 Axis = Literal["full", "strategy", "surprise", "root_cause"]
 
 DOMAINS: tuple[str, ...] = get_args(Domain)
@@ -58,8 +62,9 @@ STRATEGIES: tuple[str, ...] = get_args(Strategy)
 ROOT_CAUSE_CATEGORIES: tuple[str, ...] = get_args(RootCauseCategory)
 OUTCOME_STATUSES: tuple[str, ...] = get_args(OutcomeStatus)
 AXES: tuple[str, ...] = get_args(Axis)
+SOURCES: tuple[str, ...] = get_args(Source)
 # Clustering weights of the tiers: a member's pull on its cluster's centroid.
-TIER_WEIGHTS: dict[str, float] = {"gold": 1.0, "silver": 0.8, "bronze": 0.5, "abandoned": 0.2}
+TIER_WEIGHTS: dict[str, float] = {"gold": 1.0, "silver": 0.8, "bronze": 0.5, "auto": 0.4, "abandoned": 0.2}
 MAX_GHAP_FIELD_CHARS = 1_000  # goal, hypothesis, action, prediction, note
 MAX_RESOLUTION_FIELD_CHARS = 2_000  # result, surprise, root cause, lesson
 # Fixed, so that an experience's point ids are the same in every process and on every retry.
@@ -125,6 +130,15 @@ class Resolution(Contract):
     resolved_in_session: str
 
 
+class Anchor(Contract):
+    """Where an experience happened in the code: a file (relative to the repository's root), and
+    the function or class in it and the commit, when known."""
+
+    file: str
+    symbol: str | None = None  # qualified name, e.g. "Session.refresh"
+    commit: str | None = None
+
+
 class GhapEntry(Contract):
     """A journal entry: active while ``resolution`` is None."""
 
@@ -141,6 +155,12 @@ class GhapEntry(Contract):
     iterations: list[Iteration] = Field(default_factory=list)
     evidence: list[Evidence] = Field(default_factory=list)  # oldest first
     resolution: Resolution | None = None
+    source: Source = "agent"
+    anchors: list[Anchor] = Field(default_factory=list)
+    # How many episodes taught it (an auto experience met again is strengthened, not repeated).
+    occurrences: int = Field(default=1, ge=1)
+    last_seen: datetime | None = None  # the latest of those episodes, when there were several
+    project: str | None = None  # the repository's identity, the same in every clone and worktree
 
     @property
     def iteration_count(self) -> int:
@@ -194,6 +214,12 @@ class ExperienceHit(Contract):
     evidence: list[Evidence] = Field(default_factory=list)
     score: float = Field(ge=0.0, le=1.0)
     created_at: datetime
+    # With defaults: points stored before these fields existed still read.
+    source: Source = "agent"
+    anchors: list[Anchor] = Field(default_factory=list)
+    occurrences: int = 1
+    last_seen: datetime | None = None
+    project: str | None = None
 
 
 class SearchExperiencesResponse(Contract):

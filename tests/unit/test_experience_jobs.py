@@ -15,6 +15,7 @@ from learning_memory.shared.contracts.experiences import (
     AXES,
     PERSIST_EXPERIENCE,
     SEARCH_EXPERIENCES,
+    Anchor,
     GhapEntry,
     Iteration,
     Lesson,
@@ -29,6 +30,7 @@ from learning_memory.shared.errors import ValidationError
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience, search_experiences
 from learning_memory.worker.registry import execute
 from learning_memory.worker.services import JobRun
+from learning_memory.worker.vectors.base import PointData
 from tests.helpers import job_run
 
 T0 = datetime(2025, 3, 1, 12, 0, tzinfo=UTC)
@@ -188,6 +190,11 @@ async def test_payload_carries_the_whole_experience(run: JobRun) -> None:
             "created_ts": T0.timestamp(),
             "resolved_at": (T0 + timedelta(minutes=30)).isoformat(),
             "resolved_ts": (T0 + timedelta(minutes=30)).timestamp(),
+            "source": "agent",
+            "anchors": [],
+            "occurrences": 1,
+            "last_seen": None,
+            "project": None,
         }
 
 
@@ -201,6 +208,46 @@ async def test_payload_of_a_plain_entry_has_nones_and_its_tier_weight(run: JobRu
     assert record.payload["lesson"] is None
     assert record.payload["weight"] == 0.2
     assert record.payload["iteration_count"] == 1
+
+
+async def test_auto_entry_carries_its_source_anchors_and_occurrences_into_hits(run: JobRun) -> None:
+    seen = T0 + timedelta(days=2)
+    entry = make_entry(goal="make test_login pass", status="confirmed", tier="auto").model_copy(
+        update={
+            "source": "auto",
+            "anchors": [Anchor(file="src/app.py", symbol="login", commit="a" * 40), Anchor(file="README")],
+            "occurrences": 3,
+            "last_seen": seen,
+            "project": "github.com/acme/app",
+        }
+    )
+    await persist(run, entry)
+    store = await run.services.vectors()
+    [record] = await store.get(collection_for("full"), [point_id(entry.id, "full")])
+    assert record.payload["weight"] == 0.4  # below what an agent wrote, above abandoned
+    [hit] = await search(run, "make test_login pass")
+    assert hit.source == "auto" and hit.confidence_tier == "auto"
+    assert hit.anchors == entry.anchors
+    assert hit.occurrences == 3 and hit.last_seen == seen and hit.project == "github.com/acme/app"
+
+
+async def test_points_stored_before_the_source_fields_still_read(run: JobRun) -> None:
+    await persist(run, LOGIN_OLD)
+    store = await run.services.vectors()
+    [record] = await store.get(collection_for("full"), [point_id(LOGIN_OLD.id, "full")], with_vectors=True)
+    old = {
+        key: value
+        for key, value in record.payload.items()
+        if key not in ("source", "anchors", "occurrences", "last_seen", "project")
+    }
+    assert record.vector is not None
+    await store.upsert(collection_for("full"), [PointData(record.id, record.vector, old)])
+    [hit] = await search(run, LOGIN_OLD.goal)
+    defaults: tuple[object, ...] = ("agent", [], 1, None, None)
+    assert (hit.source, hit.anchors, hit.occurrences, hit.last_seen, hit.project) == defaults
+
+
+LOGIN_OLD = make_entry(goal="An experience stored by an earlier version")
 
 
 def test_axis_texts_say_what_each_axis_is_about() -> None:

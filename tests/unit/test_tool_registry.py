@@ -93,8 +93,13 @@ class Absent(Answer, of=GhapEntry, fields=("id", "goal"), null=True):
     present: Literal[False] = False
 
 
+_NOT_STORY = ("session_id", "updated_at", "iterations", "evidence", "resolution")
+
+
 class Story(
-    Answer, of=GhapEntry, exclude=("session_id", "updated_at", "iterations", "evidence", "resolution")
+    Answer,
+    of=GhapEntry,
+    exclude=(*_NOT_STORY, "source", "anchors", "occurrences", "last_seen", "project"),
 ):
     pass
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from learning_memory.shared.contracts.experiences import (
+    AXES,
     PERSIST_EXPERIENCE,
     SEARCH_EXPERIENCES,
     TIER_WEIGHTS,
@@ -40,8 +41,8 @@ from learning_memory.worker.vectors.base import (
 
 log = get_logger(__name__)
 
-# The fields search filters on, plus ghap_id (to find an experience's points) and created_ts
-# (to order or bound by time); the same on every axis collection.
+# The fields search filters on, plus ghap_id (to find an experience's points), created_ts
+# (to order or bound by time), and who wrote it for which repository; the same on every axis.
 INDEXES: dict[str, PayloadIndexType] = {
     "domain": "keyword",
     "outcome_status": "keyword",
@@ -49,6 +50,8 @@ INDEXES: dict[str, PayloadIndexType] = {
     "strategy": "keyword",
     "ghap_id": "keyword",
     "created_ts": "float",
+    "source": "keyword",
+    "project": "keyword",
 }
 
 
@@ -146,6 +149,11 @@ def payload(entry: GhapEntry, resolution: Resolution, axis: str) -> dict[str, An
         "created_ts": entry.created_at.timestamp(),
         "resolved_at": resolution.resolved_at.isoformat(),
         "resolved_ts": resolution.resolved_at.timestamp(),
+        "source": entry.source,
+        "anchors": [anchor.model_dump(mode="json") for anchor in entry.anchors],
+        "occurrences": entry.occurrences,
+        "last_seen": entry.last_seen.isoformat() if entry.last_seen else None,
+        "project": entry.project,
     }
 
 
@@ -188,6 +196,23 @@ async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> 
     await run.services.axis_versions.bump(changed)
     log.info("experience.persisted", ghap_id=entry.id, axes=axes, tier=resolution.confidence_tier)
     return PersistExperienceResponse(ghap_id=entry.id, axes=axes)
+
+
+async def forget_experience(run: JobRun, ghap_id: str) -> list[str]:
+    """Delete an experience's points on every axis (an auto experience no episode holds any more);
+    the axes it was on."""
+    store = await run.services.vectors()
+    removed: list[str] = []
+    for axis in AXES:
+        old = point_id(ghap_id, axis)
+        if await store.collection_exists(collection_for(axis)) and await store.get(
+            collection_for(axis), [old]
+        ):
+            await store.delete(collection_for(axis), [old])
+            removed.append(axis)
+    await run.services.axis_versions.bump(removed)
+    log.info("experience.forgotten", ghap_id=ghap_id, axes=removed)
+    return removed
 
 
 @job(SEARCH_EXPERIENCES)

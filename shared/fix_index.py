@@ -1,0 +1,259 @@
+"""The fix index: which failures were met, and which edits (files, symbols, commit) made them go.
+
+The session miner (``learning_memory.worker.capture``) writes it; the server's hooks read it on
+every failing run ("this failure was fixed before by editing src/app.py (login)") and when a file
+is read or edited ("fixes made here"). So reads must be fast and harmless: any SQLite error
+answers [] rather than failing the hook, and a missing file is never created by a read. Several
+processes share the file (WAL: readers never wait for the one writer).
+
+Tables (:mod:`.fix_store`): ``signatures`` (each failure seen, per session), ``episodes`` (each
+mined episode and the experience it taught, so that mining a log again stores and counts nothing
+twice), ``fixes`` (a signature that went away after edits, and those edits) and ``fix_files``
+(fixes by file). The miner's records and writes: :mod:`.fix_writes`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from learning_memory.shared.contracts.capture import Failure, RunOutcome
+from learning_memory.shared.fix_similarity import CLOSE, similarity, tokens
+from learning_memory.shared.fix_store import connect, create_schema, open_reader
+from learning_memory.shared.fix_writes import (
+    EpisodeRecord,
+    FixRecord,
+    SeenFailure,
+    SessionChange,
+    clean_path,
+    note_seen,
+    replace_session,
+)
+from learning_memory.shared.log import get_logger
+
+log = get_logger(__name__)
+# Candidates are the latest fixes of an error type or a file, compared here: enough to hold what
+# still describes the code, and grouping them in SQL would sort every fix of a common type (an
+# AssertionError) on each failing run.
+CANDIDATES = 200
+_GROUP = (
+    "SELECT signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
+    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times FROM fixes "
+    "WHERE project = ? AND signature = ? AND files = ?"
+)
+
+
+def fix_index_path(data_dir: Path) -> Path:
+    return data_dir / "capture" / "fixes.sqlite3"
+
+
+def failures_of(run: RunOutcome) -> list[Failure]:
+    """A run's failures; for a failed run no parser understood, one failure made of its last
+    error line (so that it too can be followed and looked up); else none."""
+    if run.failures or run.passed or not run.last_error:
+        return list(run.failures)
+    key = f"unparsed\0{run.kind}\0{run.runner or ''}\0{run.last_error}"
+    signature = hashlib.sha256(key.encode()).hexdigest()[:16]
+    return [Failure(message=run.last_error, signature=signature)]
+
+
+@dataclass(frozen=True)
+class KnownFix:
+    signature: str
+    test_id: str | None
+    error_type: str | None
+    message: str
+    files: tuple[str, ...]
+    symbols: tuple[str, ...]
+    commit: str | None
+    subject: str | None
+    experience_id: str
+    worktree: str
+    fixed_at: datetime
+    times_fixed: int
+    similarity: float  # 1.0 exact
+
+
+@dataclass(frozen=True)
+class ExperienceState:
+    occurrences: int  # distinct episodes, in every session
+    first_seen: datetime
+    last_seen: datetime
+    entry: str  # as its latest episode tells it
+
+
+def _dt(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, UTC)
+
+
+class FixIndex:
+    """The index at ``path``. Reads share one connection per instance (opened once the file
+    exists; thread-safe); each write opens its own."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._reader: sqlite3.Connection | None = None
+        self._lock = threading.Lock()
+
+    def close(self) -> None:
+        with self._lock:
+            if self._reader is not None:
+                self._reader.close()
+                self._reader = None
+
+    # --- reads (the hooks): never raise, never create ---------------------------------
+
+    def fixes_for(self, project: str, failures: Sequence[Failure], limit: int = 2) -> list[KnownFix]:
+        """Fixes of these failures: exact signatures first (most recent first), then close ones
+        (same error type, similar words: closest first, then most recent)."""
+        if not failures or limit < 1:
+            return []
+        return self._read(lambda conn: self._fixes_for(conn, project, failures, limit))
+
+    def fixes_for_file(self, project: str, file: str, limit: int = 3) -> list[KnownFix]:
+        """Fixes that edited ``file`` (relative to the repository's root), most recent first."""
+        if limit < 1:
+            return []
+
+        def lookup(conn: sqlite3.Connection) -> list[KnownFix]:
+            rows = conn.execute(
+                "SELECT fixes.signature, fixes.files FROM fix_files "
+                "JOIN fixes ON fixes.id = fix_files.fix_id WHERE fix_files.project = ? "
+                "AND fix_files.file = ? ORDER BY fix_files.fixed_at DESC LIMIT ?",
+                (project, clean_path(file), CANDIDATES),
+            ).fetchall()
+            keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[:limit]
+            return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
+
+        return self._read(lookup)
+
+    def _read(self, lookup: Callable[[sqlite3.Connection], list[KnownFix]]) -> list[KnownFix]:
+        if not self.path.exists():  # nothing mined yet: the common case before the first fix
+            return []
+        with self._lock:
+            try:
+                if self._reader is None:
+                    self._reader = open_reader(self.path)
+                return lookup(self._reader)
+            except sqlite3.Error as exc:
+                # Opened again on the next read: the file may have been replaced or repaired.
+                if self._reader is not None:
+                    self._reader.close()
+                    self._reader = None
+                log.debug("fix_index.read_failed", path=str(self.path), error=repr(exc))
+                return []
+
+    def _fixes_for(
+        self, conn: sqlite3.Connection, project: str, failures: Sequence[Failure], limit: int
+    ) -> list[KnownFix]:
+        signatures = list(dict.fromkeys(failure.signature for failure in failures))
+        marks = ",".join("?" * len(signatures))
+        exact = conn.execute(
+            f"SELECT signature, files FROM fixes WHERE project = ? AND signature IN ({marks}) "
+            "ORDER BY fixed_at DESC LIMIT ?",
+            (project, *signatures, CANDIDATES),
+        ).fetchall()
+        keys = list(dict.fromkeys((row[0], row[1]) for row in exact))[:limit]
+        found = [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
+        if len(found) >= limit:
+            return found
+        best: dict[tuple[str, str], tuple[float, float]] = {}  # (signature, files) -> score, fixed_at
+        for error_type in dict.fromkeys(failure.error_type for failure in failures):
+            words = [tokens(f.message, f.test_id) for f in failures if f.error_type == error_type]
+            rows = conn.execute(
+                "SELECT signature, files, tokens, fixed_at FROM fixes WHERE project = ? AND error_type IS ? "
+                "ORDER BY fixed_at DESC LIMIT ?",
+                (project, error_type, CANDIDATES),
+            ).fetchall()
+            for signature, files, row_tokens, fixed_at in rows:
+                if signature in signatures:
+                    continue
+                theirs = frozenset(row_tokens.split())
+                score = max(similarity(mine, theirs) for mine in words)
+                if score >= CLOSE and (score, fixed_at) > best.get((signature, files), (0.0, 0.0)):
+                    best[(signature, files)] = (score, fixed_at)
+        ranked = sorted(best.items(), key=lambda item: (-item[1][0], -item[1][1]))[: limit - len(found)]
+        for key, (score, _) in ranked:
+            # Below 1.0, which says exact, even when the words are the same.
+            found.append(_known(conn.execute(_GROUP, (project, *key)).fetchone(), min(round(score, 3), 0.99)))
+        return found
+
+    # --- the miner ------------------------------------------------------------------------
+
+    def record_session(
+        self,
+        project: str,
+        session: str,
+        worktree: str,
+        seen: Sequence[SeenFailure],
+        episodes: Sequence[EpisodeRecord],
+    ) -> SessionChange:
+        """Make the index hold exactly ``episodes`` for this session (a log mined again, or mined
+        further as it grew, replaces what the last mining recorded) and note the failures seen."""
+        with connect(self.path) as conn:
+            create_schema(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                change = replace_session(conn, project, session, worktree, episodes)
+                for item in seen:
+                    note_seen(conn, project, session, worktree, item)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+        return change
+
+    def experience(self, experience_id: str) -> ExperienceState | None:
+        """What the index holds of an auto experience's episodes, or None when it has none."""
+        if not self.path.exists():
+            return None
+        with connect(self.path) as conn:
+            row = conn.execute(
+                "SELECT COUNT(*), MIN(started_at), MAX(ended_at) FROM episodes "
+                "WHERE experience_id = ? AND NOT absorbed",
+                (experience_id,),
+            ).fetchone()
+            latest = conn.execute(
+                "SELECT entry FROM episodes WHERE experience_id = ? AND NOT absorbed "
+                "ORDER BY ended_at DESC, episode_id LIMIT 1",
+                (experience_id,),
+            ).fetchone()
+        if not row[0] or latest is None:
+            return None
+        return ExperienceState(row[0], _dt(row[1]), _dt(row[2]), latest[0])
+
+
+def _known(row: sqlite3.Row, score: float) -> KnownFix:
+    return KnownFix(
+        signature=row["signature"],
+        test_id=row["test_id"],
+        error_type=row["error_type"],
+        message=row["message"],
+        files=tuple(filter(None, row["files"].split("\n"))),
+        symbols=tuple(filter(None, row["symbols"].split("\n"))),
+        commit=row["commit_sha"],
+        subject=row["commit_subject"],
+        experience_id=row["experience_id"],
+        worktree=row["worktree"],
+        fixed_at=_dt(row["fixed_at"]),
+        times_fixed=row["times"],
+        similarity=score,
+    )
+
+
+__all__ = [
+    "EpisodeRecord",
+    "ExperienceState",
+    "FixIndex",
+    "FixRecord",
+    "KnownFix",
+    "SeenFailure",
+    "SessionChange",
+    "failures_of",
+    "fix_index_path",
+]

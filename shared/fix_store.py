@@ -1,0 +1,109 @@
+"""The fix index's SQLite file: connections and schema (the index itself: :mod:`.fix_index`).
+
+WAL, so that the hooks' reads never wait for the miner's write and several processes share the
+file; a busy timeout, so that two miners writing at once take turns instead of failing. Times are
+stored as UTC epoch seconds, so that they sort.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+SCHEMA_VERSION = 1
+BUSY_TIMEOUT_MS = 5_000
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS signatures (
+    project TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    session TEXT NOT NULL,
+    test_id TEXT,
+    error_type TEXT,
+    message TEXT NOT NULL,
+    first_seen REAL NOT NULL,
+    last_seen REAL NOT NULL,
+    worktree TEXT NOT NULL,
+    PRIMARY KEY (project, signature, session)
+);
+CREATE TABLE IF NOT EXISTS episodes (
+    episode_id TEXT PRIMARY KEY,
+    experience_id TEXT NOT NULL,
+    outcome TEXT NOT NULL,
+    absorbed INTEGER NOT NULL,
+    project TEXT NOT NULL,
+    session TEXT NOT NULL,
+    worktree TEXT NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at REAL NOT NULL,
+    entry TEXT
+);
+CREATE INDEX IF NOT EXISTS episodes_by_session ON episodes (project, session);
+CREATE INDEX IF NOT EXISTS episodes_by_experience ON episodes (experience_id);
+CREATE TABLE IF NOT EXISTS fixes (
+    id INTEGER PRIMARY KEY,
+    episode_id TEXT NOT NULL,
+    project TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    test_id TEXT,
+    error_type TEXT,
+    message TEXT NOT NULL,
+    tokens TEXT NOT NULL,
+    experience_id TEXT NOT NULL,
+    files TEXT NOT NULL,
+    symbols TEXT NOT NULL,
+    commit_sha TEXT,
+    commit_subject TEXT,
+    worktree TEXT NOT NULL,
+    session TEXT NOT NULL,
+    fixed_at REAL NOT NULL,
+    UNIQUE (episode_id, signature)
+);
+CREATE INDEX IF NOT EXISTS fixes_by_signature ON fixes (project, signature, fixed_at);
+CREATE INDEX IF NOT EXISTS fixes_by_error_type ON fixes (project, error_type, fixed_at);
+CREATE TABLE IF NOT EXISTS fix_files (
+    project TEXT NOT NULL,
+    file TEXT NOT NULL,
+    fix_id INTEGER NOT NULL,
+    fixed_at REAL NOT NULL,
+    PRIMARY KEY (project, file, fix_id)
+);
+CREATE INDEX IF NOT EXISTS fix_files_by_time ON fix_files (project, file, fixed_at);
+CREATE INDEX IF NOT EXISTS fix_files_by_fix ON fix_files (fix_id);
+"""
+
+
+@contextmanager
+def connect(path: Path) -> Iterator[sqlite3.Connection]:
+    """A writer's connection (the file and its folder made if missing), in autocommit mode
+    (transactions are explicit), closed after."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None)
+    try:
+        conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+        yield conn
+    finally:
+        conn.close()
+
+
+def open_reader(path: Path) -> sqlite3.Connection:
+    """A reader's connection to an existing file: ``mode=rw`` fails rather than create it (a
+    read-only connection could not follow a WAL file it did not create). Usable from any thread
+    (the caller serialises its use)."""
+    uri = f"{path.resolve().as_uri()}?mode=rw"
+    conn = sqlite3.connect(
+        uri, uri=True, timeout=BUSY_TIMEOUT_MS / 1000, isolation_level=None, check_same_thread=False
+    )
+    conn.row_factory = sqlite3.Row
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    return conn
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """Tables on first write; WAL set once (it stays with the file)."""
+    if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
+        return
+    conn.execute("PRAGMA journal_mode = WAL")
+    # One transaction: a second process creating it at the same moment waits, then finds it made.
+    conn.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")

@@ -1,0 +1,111 @@
+"""mine_session: a session's log cut into episodes, kept as auto experiences and in the fix index.
+
+The log is mined again each time the session stops, compacts, ends or takes a new prompt, so the
+job makes the stores hold what the whole log says, whatever was recorded before: the fix index
+replaces the session's episodes (an episode whose outcome a later event changed is recorded
+anew), and every auto experience whose episodes changed is stored again from its latest episode
+with its count of episodes, or deleted when no episode holds it any more. Mining an unchanged log
+changes nothing and counts nothing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from learning_memory.shared.contracts.capture import (
+    MINE_SESSION,
+    MineSessionRequest,
+    MineSessionResponse,
+    SessionEvent,
+)
+from learning_memory.shared.contracts.experiences import GhapEntry, PersistExperienceRequest
+from learning_memory.shared.fix_index import EpisodeRecord, FixIndex, SessionChange, fix_index_path
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.commits import session_commits
+from learning_memory.worker.capture.episodes import mine
+from learning_memory.worker.capture.records import episode_records, seen_failures
+from learning_memory.worker.capture.session_log import parse_events
+from learning_memory.worker.jobs.experiences import forget_experience, persist_experience
+from learning_memory.worker.registry import job
+from learning_memory.worker.services import JobRun
+
+log = get_logger(__name__)
+
+
+def _read_log(path: Path) -> list[SessionEvent]:
+    try:
+        with path.open(encoding="utf-8", errors="replace") as lines:
+            return parse_events(lines)
+    except FileNotFoundError:
+        log.info("capture.log_missing", path=str(path))
+        return []
+
+
+@job(MINE_SESSION)
+async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionResponse:
+    events = await asyncio.to_thread(_read_log, Path(request.log_path))
+    if not events:
+        return MineSessionResponse(episodes=0, stored=0, merged=0, absorbed=0)
+    commits = await asyncio.to_thread(session_commits, events)
+    episodes = mine(events, commits)
+    records = await asyncio.to_thread(episode_records, episodes, request.project)
+    index = FixIndex(fix_index_path(run.services.settings.data_dir))
+    change = await asyncio.to_thread(
+        index.record_session,
+        request.project,
+        request.session_id,
+        events[0].worktree,
+        seen_failures(events),
+        records,
+    )
+    for experience_id in sorted(change.experiences):
+        await _store(run, index, experience_id)
+    response = _counts(records, change)
+    log.info(
+        "capture.session_mined",
+        session_id=request.session_id,
+        events=len(events),
+        episodes=response.episodes,
+        stored=response.stored,
+        merged=response.merged,
+        absorbed=response.absorbed,
+        updated=len(change.experiences),
+    )
+    return response
+
+
+async def _store(run: JobRun, index: FixIndex, experience_id: str) -> None:
+    """Store the experience as its episodes now tell it, or forget it if none is left."""
+    state = await asyncio.to_thread(index.experience, experience_id)
+    if state is None:
+        await forget_experience(run, experience_id)
+        return
+    entry = GhapEntry.model_validate_json(state.entry).model_copy(
+        update={
+            "occurrences": state.occurrences,
+            "last_seen": state.last_seen,
+            "created_at": state.first_seen,
+        }
+    )
+    # The same code as the persist_experience job: deterministic point ids, so storing it again
+    # replaces its points.
+    await persist_experience(run, PersistExperienceRequest(entry=entry))
+
+
+def _counts(records: list[EpisodeRecord], change: SessionChange) -> MineSessionResponse:
+    added = set(change.added)
+    new_counted: set[str] = set()
+    merged = absorbed = 0
+    for record in records:
+        if record.episode_id not in added:
+            continue
+        if record.absorbed:
+            absorbed += 1
+        elif record.experience_id in change.new_experiences and record.experience_id not in new_counted:
+            new_counted.add(record.experience_id)
+        else:
+            merged += 1
+    return MineSessionResponse(
+        episodes=len(records), stored=len(change.new_experiences), merged=merged, absorbed=absorbed
+    )
