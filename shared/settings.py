@@ -142,10 +142,6 @@ class Settings(BaseSettings):
         """Session logs and the fix index: shared by every worktree and clone of a repository."""
         return self.data_dir / "capture"
 
-    @property
-    def fix_index_path(self) -> Path:
-        return self.capture_dir / "fixes.sqlite3"
-
 
 def config_error(exc: ValidationError, prefix: str) -> ConfigError:
     """One message naming every bad environment variable (``prefix`` + field) and its value."""

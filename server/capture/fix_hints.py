@@ -6,14 +6,13 @@ answers within the hook's budget even when the queue is down. Nothing matches, n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
-from learning_memory.shared.fix_index import FixIndex, KnownFix
+from learning_memory.shared.fix_index import FixIndex, KnownFix, failures_of
 
 from learning_memory.shared.context_lines import estimate_tokens, one_line
-from learning_memory.shared.contracts.capture import Failure
+from learning_memory.shared.contracts.capture import RunOutcome
 from learning_memory.shared.contracts.context import item_id
 
 MAX_HINTS = 2
@@ -48,10 +47,12 @@ def hint_line(fix: KnownFix, worktree: Path) -> str:
     )
 
 
-def fix_hints(index_path: Path, project: str, worktree: Path, failures: Sequence[Failure]) -> list[str]:
-    if not failures:
+def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome) -> list[str]:
+    """Lines for a failed run whose failures (or, unparsed, its last error line) were fixed before."""
+    failures = failures_of(outcome)
+    if outcome.passed or not failures:
         return []
-    fixes = FixIndex(index_path).fixes_for(project, failures, limit=MAX_HINTS)
+    fixes = index.fixes_for(project, failures, limit=MAX_HINTS)
     return [hint_line(fix, worktree) for fix in fixes[:MAX_HINTS]]
 
 
@@ -59,11 +60,11 @@ FILE_HEADER = "Learning memory: failures fixed before by editing {file}:"
 FILE_BUDGET_TOKENS = 150
 
 
-def file_lessons(index_path: Path, project: str, worktree: Path, file: str) -> str | None:
+def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> str | None:
     """What was learned about ``file``: the failures edits to it fixed, newest first, within
     :data:`FILE_BUDGET_TOKENS`; None when there is nothing."""
     lines = [FILE_HEADER.format(file=file)]
-    for fix in FixIndex(index_path).fixes_for_file(project, file, limit=MAX_HINTS):
+    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS):
         what = " ".join(part for part in (fix.error_type, fix.message) if part)
         failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
         symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""

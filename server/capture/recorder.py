@@ -20,6 +20,7 @@ from learning_memory.shared.contracts.capture import (
     RunOutcome,
     SessionEvent,
 )
+from learning_memory.shared.fix_index import FixIndex
 from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
@@ -62,9 +63,11 @@ def changed_lines(patch: str) -> list[LineRange]:
 class Recorder:
     """Writes a session's events; one per server process, for every session it serves."""
 
-    def __init__(self, root: Path, *, enabled: bool = True) -> None:
+    def __init__(self, root: Path, fix_index: Path, *, enabled: bool = True) -> None:
         self.enabled = enabled
         self.log = SessionLog(root)
+        # One reader per process: it keeps its connection open between hooks.
+        self.fixes = FixIndex(fix_index)
         self._heads: dict[str, str | None] = {}
         self._touched: set[tuple[str, str, str]] = set()
 

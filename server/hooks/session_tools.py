@@ -91,7 +91,7 @@ async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str,
     if where is None or not app.capture.first_touch(session_id, where, file):
         return NOTHING
     text = await asyncio.to_thread(
-        file_lessons, app.settings.fix_index_path, where.project, where.worktree, file
+        file_lessons, app.capture.fixes, where.project, where.worktree, file
     )
     return HookAnswer.context(event, text) if text else NOTHING
 

@@ -159,7 +159,7 @@ async def hook_tool_outcome(
             )
             if not outcome.passed:
                 found = await asyncio.to_thread(
-                    fix_hints, app.settings.fix_index_path, where.project, where.worktree, outcome.failures
+                    fix_hints, app.capture.fixes, where.project, where.worktree, outcome
                 )
                 lines.extend(found)
         if entry is not None and (line := _outcome_line(entry, entry.evidence[-1])):

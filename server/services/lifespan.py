@@ -17,6 +17,7 @@ from learning_memory.server.journal.journal import Journal
 from learning_memory.server.loops.store import LoopStore
 from learning_memory.server.services.persistence import keep_draining
 from learning_memory.server.transport import Transport, create_transport
+from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.jobs import ExecutorFactory
 from learning_memory.shared.loop_settings import load_loop_settings
 from learning_memory.shared.settings import Settings, get_settings
@@ -48,7 +49,9 @@ class AppServices:
     def capture(self) -> Recorder:
         """The session log the hooks write, in the data folder (shared by every worktree)."""
         if self._capture is None:
-            self._capture = Recorder(self.settings.capture_dir, enabled=self.settings.capture)
+            self._capture = Recorder(
+                self.settings.capture_dir, fix_index_path(self.settings.data_dir), enabled=self.settings.capture
+            )
         return self._capture
 
     @property

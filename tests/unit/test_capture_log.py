@@ -163,7 +163,7 @@ def test_changed_lines_come_from_the_structured_patch() -> None:
 
 def test_a_commit_made_by_a_command_is_an_event(tmp_path: Path) -> None:
     root = _repo(tmp_path / "r")
-    recorder = Recorder(tmp_path / "capture")
+    recorder = Recorder(tmp_path / "capture", tmp_path / "capture" / "fixes.sqlite3")
     outcome = RunOutcome(kind="other", passed=True, exit_code=0)
     assert recorder.prompt("s1", str(root), "fix the thing") is not None
     (root / "app.py").write_text("def f():\n    return 2\n")
