@@ -185,6 +185,13 @@ def script(root: Path) -> list[tuple[str, Args]]:
         ("hook_stop", {}),
         ("hook_stop", {}),
         ("hook_stop", {"stop_hook_active": "true"}),
+        (
+            "hook_file_read",
+            {"file_path": "/plain/app.py", "session_id": "golden", "cwd": str(root / "plain")},
+        ),
+        ("hook_file_read", {"file_path": ""}),
+        ("hook_session_event", {"event": "PreCompact", "session_id": "golden", "cwd": str(root / "plain")}),
+        ("hook_session_event", {"event": "Restart"}),
         ("resolve_ghap", {"status": "falsified", "result": "still flaky"}),
         (
             "resolve_ghap",

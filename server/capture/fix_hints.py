@@ -9,11 +9,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from pathlib import Path
 
-from learning_memory.shared.fix_index import FixIndex, KnownFix, failures_of
-
 from learning_memory.shared.context_lines import estimate_tokens, one_line
 from learning_memory.shared.contracts.capture import RunOutcome
 from learning_memory.shared.contracts.context import item_id
+from learning_memory.shared.fix_index import FixIndex, KnownFix, failures_of
 
 MAX_HINTS = 2
 

@@ -90,9 +90,7 @@ async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str,
     where = app.capture.place(cwd)
     if where is None or not app.capture.first_touch(session_id, where, file):
         return NOTHING
-    text = await asyncio.to_thread(
-        file_lessons, app.capture.fixes, where.project, where.worktree, file
-    )
+    text = await asyncio.to_thread(file_lessons, app.capture.fixes, where.project, where.worktree, file)
     return HookAnswer.context(event, text) if text else NOTHING
 
 

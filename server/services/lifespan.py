@@ -50,7 +50,9 @@ class AppServices:
         """The session log the hooks write, in the data folder (shared by every worktree)."""
         if self._capture is None:
             self._capture = Recorder(
-                self.settings.capture_dir, fix_index_path(self.settings.data_dir), enabled=self.settings.capture
+                self.settings.capture_dir,
+                fix_index_path(self.settings.data_dir),
+                enabled=self.settings.capture,
             )
         return self._capture
 

@@ -85,7 +85,9 @@ async def test_a_failure_fixed_in_one_worktree_is_answered_with_its_fix_in_anoth
     fixing: Script = [
         call("Bash", command=pytest_cmd, description="run the tests"),
         call("Read", file_path=str(first / "cart.py")),
-        call("Edit", file_path=str(first / "cart.py"), old_string="sum(prices) - 1", new_string="sum(prices)"),
+        call(
+            "Edit", file_path=str(first / "cart.py"), old_string="sum(prices) - 1", new_string="sum(prices)"
+        ),
         call("Bash", command=pytest_cmd, description="run the tests again"),
         call("Bash", command="git commit -qam 'Fix the cart total off by one'", description="commit"),
         say("Fixed: the total no longer subtracts one."),

@@ -77,20 +77,20 @@ LOG = """\
 (plugin learning-memory@learning-memory) finished with status 0 (98ms)
 2026-11-23T18:29:22.745Z [DEBUG] Hook output does not start with {, treating as plain text
 2026-11-23T18:29:23.512Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/ping with 0 arg(s)
-2026-11-23T18:29:23.513Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_prompt_context with 1 arg(s)
+2026-11-23T18:29:23.513Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_prompt_context with 3 arg(s)
 2026-11-23T18:29:23.523Z [DEBUG] Hooks: UserPromptSubmit [echo '{}'] finished with status 0 (12ms)
 2026-11-23T18:29:23.523Z [DEBUG] "Hook UserPromptSubmit (UserPromptSubmit) success:\\n{}"
 2026-11-23T18:29:23.524Z [DEBUG] Hook UserPromptSubmit (echo '{}') provided additionalContext (10 chars)
 2026-11-23T18:29:23.638Z [DEBUG] Hook JSON output had unrecognized keys (ignored): status.
 2026-11-23T18:29:23.641Z [DEBUG] "Hook UserPromptSubmit (UserPromptSubmit) success:\\n{\\"status\\": 1}"
 2026-11-23T18:29:23.642Z [ERROR] "Hook UserPromptSubmit (UserPromptSubmit) error: status code 1\\nstdout:\\n"
-2026-11-23T18:29:24.327Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_tool_outcome with 3 arg(s)
+2026-11-23T18:29:24.327Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_tool_outcome with 6 arg(s)
 2026-11-23T18:29:24.342Z [DEBUG] "Hook PostToolUseFailure:Bash (PostToolUseFailure) success:\\n{}"
 2026-11-23T18:29:24.342Z [DEBUG] Hook PostToolUseFailure (plugin:a:b/hook_tool_outcome) provided \
 additionalContext (9 chars)
-2026-11-23T18:29:24.402Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_stop with 1 arg(s)
+2026-11-23T18:29:24.402Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_stop with 3 arg(s)
 2026-11-23T18:29:24.412Z [DEBUG] Hook output does not start with {, treating as plain text
-2026-11-23T18:29:24.500Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_stop with 1 arg(s)
+2026-11-23T18:29:24.500Z [DEBUG] Hooks: mcp_tool calling plugin:a:b/hook_stop with 3 arg(s)
 """
 
 

@@ -77,10 +77,10 @@ def test_a_test_run_is_evidence_on_the_active_entry(mcp: ThreadedClient, tmp_pat
     ok(mcp, "start_ghap", **FLAKY)
     failing = hook(mcp, "hook_tool_outcome", **run, error=PYTEST_FAIL, event="PostToolUseFailure")
     line = context_of(failing, "PostToolUseFailure")
-    assert "tests: 4 passed, 1 failed (exit 1)" in line and "resolve_ghap" in line
+    assert "pytest: 4 passed, 1 failed (exit 1)" in line and "resolve_ghap" in line
     passing = hook(mcp, "hook_tool_outcome", **run, output=PYTEST_PASS)
     line = context_of(passing, "PostToolUse")
-    assert "tests: 5 passed" in line and 'resolve_ghap(status="confirmed"' in line
+    assert "pytest: 5 passed" in line and 'resolve_ghap(status="confirmed"' in line
     # The same outcome again says nothing new.
     assert hook(mcp, "hook_tool_outcome", **run, output=PYTEST_PASS) == ""
     assert hook(mcp, "hook_tool_outcome", command="ls -la", output="total 0") == ""
@@ -93,7 +93,7 @@ def test_a_test_run_is_evidence_on_the_active_entry(mcp: ThreadedClient, tmp_pat
     ]
     ghap_id = ok(mcp, "resolve_ghap", status="confirmed", result="green ten times")["id"]
     [stored] = ok(mcp, "expand_context", ids=[f"exp:{ghap_id}"])["items"]
-    assert [e["summary"] for e in stored["record"]["evidence"]][-1] == "tests: 5 passed, 0 failed"
+    assert [e["summary"] for e in stored["record"]["evidence"]][-1] == "pytest: 5 passed, 0 failed"
 
 
 def test_a_prediction_about_something_else_is_not_interrupted(mcp: ThreadedClient) -> None:
@@ -197,7 +197,7 @@ def test_after_the_queue_failed_to_answer_hooks_stay_quiet_for_a_while(
 
 def test_a_hook_answer_is_the_hook_output_the_session_start_command_writes_too() -> None:
     from learning_memory.server.hooks.answer import hook_answer
-    from learning_memory.server.hooks.tools import NOTHING, HookAnswer
+    from learning_memory.server.hooks.hook_output import NOTHING, HookAnswer
     from learning_memory.server.tool_registry import as_result
 
     answer = as_result(HookAnswer.context("UserPromptSubmit", "Learning memory: — a line"))

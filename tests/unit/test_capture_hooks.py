@@ -1,0 +1,174 @@
+"""Capture through the plugin's hook tools, in-process (inline mode): a real pytest failure fixed
+and committed in one worktree is mined, and the same failure in another worktree of the
+repository is answered with the fix; a failure never met gets nothing."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from learning_memory.shared.fix_index import FixIndex, fix_index_path
+from tests.git_repo import git
+from tests.mcp_thread import ThreadedClient, inline_client, ok
+
+BROKEN = "def total(prices):\n    return sum(prices) - 1\n"
+FIXED = "def total(prices):\n    return sum(prices)\n"
+TEST = "from cart import total\n\n\ndef test_total():\n    assert total([2, 3]) == 5\n"
+OTHER_TEST = "def test_name():\n    assert 'ann'.title() == 'Anne'\n"
+PATCH = [
+    {
+        "oldStart": 1,
+        "oldLines": 2,
+        "newStart": 1,
+        "newLines": 2,
+        "lines": [" def total(prices):", "-    return sum(prices) - 1", "+    return sum(prices)"],
+    }
+]
+
+
+@pytest.fixture
+def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
+    with inline_client(tmp_path, "hashing:256") as client:
+        yield client
+
+
+@pytest.fixture
+def worktrees(tmp_path: Path) -> tuple[Path, Path]:
+    main = tmp_path / "shop"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    (main / "cart.py").write_text(BROKEN)
+    (main / "test_cart.py").write_text(TEST)
+    git(main, "add", ".")
+    git(main, "commit", "-q", "-m", "Cart totals")
+    second = tmp_path / "shop-feature"
+    git(main, "worktree", "add", "-q", str(second), "-b", "feature")
+    return main, second
+
+
+def pytest_run(folder: Path, target: str = "test_cart.py") -> tuple[str, dict[str, str]]:
+    command = f"{sys.executable} -m pytest -q -p no:cacheprovider {target}"
+    done = subprocess.run(command.split(), cwd=folder, capture_output=True, text=True, check=False)
+    if done.returncode:
+        return command, {
+            "error": f"Exit code {done.returncode}\n{done.stdout}{done.stderr}",
+            "event": "PostToolUseFailure",
+        }
+    return command, {"output": done.stdout, "stderr": done.stderr}
+
+
+def hook(mcp: ThreadedClient, tool: str, **arguments: Any) -> str:
+    result = mcp.call(tool, arguments)
+    assert not result.is_error, result.content
+    text = "".join(getattr(block, "text", "") for block in result.content)
+    return str(json.loads(text)["hookSpecificOutput"]["additionalContext"]) if text else ""
+
+
+def run_hook(
+    mcp: ThreadedClient, session: str, folder: Path, call_id: str, target: str = "test_cart.py"
+) -> str:
+    command, outcome = pytest_run(folder, target)
+    return hook(
+        mcp,
+        "hook_tool_outcome",
+        command=command,
+        session_id=session,
+        cwd=str(folder),
+        tool_use_id=call_id,
+        **outcome,
+    )
+
+
+def wait_until(condition: Any, what: str, timeout: float = 60) -> Any:
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+    return value
+
+
+def test_a_fix_in_one_worktree_answers_the_same_failure_in_another(
+    mcp: ThreadedClient, worktrees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    first, second = worktrees
+    hook(
+        mcp,
+        "hook_prompt_context",
+        prompt="The cart total is wrong, please fix it.",
+        session_id="s1",
+        cwd=str(first),
+    )
+    assert run_hook(mcp, "s1", first, "t1") == ""  # met for the first time: nothing to say
+    (first / "cart.py").write_text(FIXED)
+    edit = hook(
+        mcp,
+        "hook_file_changed",
+        file_path=str(first / "cart.py"),
+        patch=json.dumps(PATCH),
+        session_id="s1",
+        cwd=str(first),
+        tool_use_id="t2",
+    )
+    assert edit == ""
+    assert run_hook(mcp, "s1", first, "t3") == ""
+    git(first, "commit", "-qam", "Fix the cart total off by one")
+    hook(
+        mcp,
+        "hook_tool_outcome",
+        command="git commit -qam 'Fix the cart total off by one'",
+        output="",
+        session_id="s1",
+        cwd=str(first),
+        tool_use_id="t4",
+    )
+    hook(mcp, "hook_stop", session_id="s1", cwd=str(first))
+
+    index = FixIndex(fix_index_path(tmp_path / "data"))
+    project = json.loads(
+        next((tmp_path / "data" / "capture").glob("*/sessions/s1.jsonl")).read_text().splitlines()[0]
+    )["project"]
+    wait_until(lambda: index.fixes_for_file(project, "cart.py"), "the first session to be mined")
+
+    hint = run_hook(mcp, "s2", second, "u1")
+    assert hint.startswith("Learning memory: seen before"), hint
+    assert "test_cart.py::test_total" in hint and "cart.py (total)" in hint, hint
+    assert "in worktree shop:" in hint and '"Fix the cart total off by one"' in hint, hint
+    assert 'expand_context(["exp:' in hint
+
+    lessons = hook(mcp, "hook_file_read", file_path=str(second / "cart.py"), session_id="s2", cwd=str(second))
+    assert "cart.py" in lessons and "test_total" in lessons, lessons
+    assert (
+        hook(mcp, "hook_file_read", file_path=str(second / "cart.py"), session_id="s2", cwd=str(second)) == ""
+    )
+
+    (second / "test_name.py").write_text(OTHER_TEST)
+    assert run_hook(mcp, "s2", second, "u2", "test_name.py") == ""  # never met: nothing
+
+    found = ok(mcp, "search_experiences", query="cart total test_total AssertionError", limit=5)["results"]
+    auto = [hit for hit in found if hit["source"] == "auto"]
+    assert auto and auto[0]["outcome_status"] == "confirmed" and auto[0]["confidence_tier"] == "auto"
+    assert any(anchor["file"] == "cart.py" for anchor in auto[0]["anchors"])
+
+
+def test_without_a_session_nothing_is_recorded(
+    mcp: ThreadedClient, worktrees: tuple[Path, Path], tmp_path: Path
+) -> None:
+    first, _ = worktrees
+    assert run_hook(mcp, "", first, "t1") == ""
+    hook(mcp, "hook_session_event", event="SessionEnd", session_id="", cwd=str(first))
+    assert not (tmp_path / "data" / "capture").exists()
+
+
+def test_capture_can_be_turned_off(tmp_path: Path, worktrees: tuple[Path, Path]) -> None:
+    first, _ = worktrees
+    with inline_client(tmp_path, "hashing:256", capture=False) as client:
+        assert run_hook(client, "s1", first, "t1") == ""
+        hook(client, "hook_stop", session_id="s1", cwd=str(first))
+    assert not (tmp_path / "data" / "capture").exists()
