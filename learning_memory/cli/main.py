@@ -11,6 +11,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -45,7 +46,9 @@ def _parser() -> argparse.ArgumentParser:
     sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
     sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
     hook = sub.add_parser("hook", help="what a Claude Code command hook runs (reads its JSON on stdin)")
-    hook.add_argument("event", choices=["session-start"])
+    hook.add_argument("event", choices=["session-start", "session-end"])
+    mine = sub.add_parser("mine", help="learn from one Claude Code session's log now (idempotent)")
+    mine.add_argument("log", type=Path, help="a session log under <data_dir>/capture/")
     claude = sub.add_parser("claude", help="install or remove this checkout's Claude Code plugin")
     claude.add_argument("action", choices=["install", "uninstall"])
     claude.add_argument("--scope", choices=["user", "project", "local"], default="user")
@@ -102,6 +105,10 @@ async def _status() -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     if args.command == "hook":  # before anything heavy: Claude Code waits for this process
+        if args.event == "session-end":
+            from learning_memory.server.capture.session_end import main as session_end
+
+            return session_end()
         from learning_memory.server.hooks.session_brief import main as session_start
 
         return session_start()
@@ -134,6 +141,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return asyncio.run(_call(args.tool, args.arguments))
         if args.command == "status":
             return asyncio.run(_status())
+        if args.command == "mine":
+            from learning_memory.cli.mine import run_mine
+
+            return asyncio.run(run_mine(args.log))
         if args.command == "index":
             from learning_memory.cli.index import run_index
 

@@ -16,8 +16,10 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from learning_memory.shared.contracts.capture import SessionEvent
+if TYPE_CHECKING:  # the SessionEnd command writes its line without pydantic
+    from learning_memory.shared.contracts.capture import SessionEvent
 
 # Events are written with their id first (the contract's first field), so an id can be read
 # without parsing the line.
@@ -49,21 +51,26 @@ class SessionLog:
 
     def append(self, event: SessionEvent) -> bool:
         """Append ``event`` unless its id is in the log already; True when it was written."""
-        path = self.path(event.project, event.session_id)
+        line = event.model_dump_json().encode()
+        return self.append_line(event.project, event.session_id, event.id, line)
+
+    def append_line(self, project: str, session_id: str, event_id: str, line: bytes) -> bool:
+        """Append one serialised event (a JSON object whose first key is its ``id``)."""
+        path = self.path(project, session_id)
         path.parent.mkdir(parents=True, exist_ok=True)
-        line = event.model_dump_json(exclude_defaults=False).encode() + b"\n"
+        line = line.rstrip(b"\n") + b"\n"
         fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             seen = self._catch_up(path, fd)
-            if event.id in seen.ids:
+            if event_id in seen.ids:
                 return False
             if not seen.ends_with_newline:
                 line = b"\n" + line  # a torn last line stays alone, and is skipped
             view = memoryview(line)
             while view:
                 view = view[os.write(fd, view) :]
-            seen.ids.add(event.id)
+            seen.ids.add(event_id)
             seen.offset += len(line)
             seen.ends_with_newline = True
             return True

@@ -155,8 +155,8 @@ async def hook_stop(
 @tool(
     "hook_session_event",
     description=(
-        "For the Claude Code plugin's PreCompact and SessionEnd hooks: records the event and mines the "
-        "session's log in the background. Answers nothing."
+        "For the Claude Code plugin's PreCompact hook (and clients that can still call at SessionEnd): "
+        "records the event and mines the session's log in the background. Answers nothing."
     ),
     instant=True,
 )

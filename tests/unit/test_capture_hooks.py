@@ -5,6 +5,7 @@ repository is answered with the fix; a failure never met gets nothing."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 import time
@@ -172,3 +173,61 @@ def test_capture_can_be_turned_off(tmp_path: Path, worktrees: tuple[Path, Path])
         assert run_hook(client, "s1", first, "t1") == ""
         hook(client, "hook_stop", session_id="s1", cwd=str(first))
     assert not (tmp_path / "data" / "capture").exists()
+
+
+def _log_a_fix(recorder_root: Path, folder: Path) -> Path:
+    """A session log in which test_cart.py went red, cart.py was edited, and it went green."""
+    from learning_memory.server.capture.recorder import Recorder
+    from learning_memory.shared import runs
+
+    recorder = Recorder(recorder_root, recorder_root / "fixes.sqlite3")
+    recorder.prompt("s9", str(folder), "The cart total is wrong, please fix it.")
+    for call_id, content in (("t1", None), ("t3", FIXED)):
+        if content is not None:
+            (folder / "cart.py").write_text(content)
+            recorder.edit("s9", str(folder), "t2", str(folder / "cart.py"), json.dumps(PATCH))
+        command, outcome = pytest_run(folder)
+        text = outcome.get("error") or outcome.get("output", "")
+        code = 1 if "error" in outcome else 0
+        recorder.run(
+            "s9",
+            str(folder),
+            call_id,
+            command,
+            runs.read_run(command, text, code, worktree=str(folder)),
+            None,
+        )
+    place = recorder.place(str(folder))
+    assert place is not None
+    return recorder.log.path(place.project, "s9")
+
+
+def test_session_end_records_the_end_and_the_mine_command_learns_from_the_log(
+    tmp_path: Path, worktrees: tuple[Path, Path]
+) -> None:
+    from learning_memory.server.capture.session_end import record_end
+
+    first, _ = worktrees
+    data = tmp_path / "data"
+    log = _log_a_fix(data / "capture", first)
+    assert record_end({"session_id": "s9", "cwd": str(first)}, data) == log
+    assert json.loads(log.read_text().splitlines()[-1])["type"] == "end"
+    assert record_end({"session_id": "never-seen", "cwd": str(first)}, data) is None
+    assert record_end({"cwd": str(first)}, data) is None
+
+    env = {
+        **os.environ,
+        "LMS_QUEUE": "inline",
+        "LMS_DATA_DIR": str(data),
+        "LMS_EMBEDDING_MODEL": "hashing:256",
+    }
+    command = [sys.executable, "-m", "learning_memory", "mine", str(log)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == {"episodes": 1, "stored": 1, "merged": 0, "absorbed": 0}
+    again = subprocess.run(command, env=env, capture_output=True, text=True, timeout=300, check=False)
+    assert json.loads(again.stdout)["stored"] == 0  # mined once
+    bad = subprocess.run(
+        [*command[:-1], str(tmp_path)], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert bad.returncode == 1 and "not a session log" in bad.stderr

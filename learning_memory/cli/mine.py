@@ -1,0 +1,43 @@
+"""``learning-memory mine LOG``: mine one session log now (what the SessionEnd hook starts, detached).
+
+The job goes through the same transport as the server's (a worker through Redis, or in this
+process in inline mode); mining is idempotent, so running it again changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from learning_memory.composition import in_process_executor
+from learning_memory.server.transport import create_transport
+from learning_memory.shared.contracts.capture import MINE_SESSION, MineSessionRequest, SessionEvent
+from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.settings import get_settings
+
+MINE_WAIT_S = 300.0
+
+
+def _first_event(log: Path) -> SessionEvent:
+    try:
+        with log.open("rb") as handle:
+            return SessionEvent.model_validate_json(handle.readline())
+    except (OSError, ValueError) as exc:
+        raise ValidationError(f"{log} is not a session log: {exc}") from exc
+
+
+async def run_mine(log: Path) -> int:
+    first = _first_event(log)
+    settings = get_settings()
+    request = MineSessionRequest(
+        log_path=str(log.resolve()), session_id=first.session_id, project=first.project
+    )
+    jobs = await create_transport(settings, in_process_executor)
+    try:
+        done = await jobs.run(
+            MINE_SESSION, request, budget_s=MINE_WAIT_S, dedupe_key=f"mine:{first.project}:{first.session_id}"
+        )
+    finally:
+        await jobs.close()
+    print(json.dumps(done.model_dump()))
+    return 0
