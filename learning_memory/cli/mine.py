@@ -7,6 +7,7 @@ process in inline mode); mining is idempotent, so running it again changes nothi
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from learning_memory.composition import in_process_executor
@@ -27,11 +28,10 @@ def _first_event(log: Path) -> SessionEvent:
 
 
 async def run_mine(log: Path) -> int:
+    log = Path(os.path.abspath(log))
     first = _first_event(log)
     settings = get_settings()
-    request = MineSessionRequest(
-        log_path=str(log.resolve()), session_id=first.session_id, project=first.project
-    )
+    request = MineSessionRequest(log_path=str(log), session_id=first.session_id, project=first.project)
     jobs = await create_transport(settings, in_process_executor)
     try:
         done = await jobs.run(
