@@ -7,7 +7,6 @@ process in inline mode); mining is idempotent, so running it again changes nothi
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 from learning_memory.composition import in_process_executor
@@ -19,17 +18,17 @@ from learning_memory.shared.settings import get_settings
 MINE_WAIT_S = 300.0
 
 
-def _first_event(log: Path) -> SessionEvent:
+def _first_event(log: Path) -> tuple[Path, SessionEvent]:
+    """The log's absolute path (the worker may run elsewhere) and its first event."""
     try:
         with log.open("rb") as handle:
-            return SessionEvent.model_validate_json(handle.readline())
+            return log.absolute(), SessionEvent.model_validate_json(handle.readline())
     except (OSError, ValueError) as exc:
         raise ValidationError(f"{log} is not a session log: {exc}") from exc
 
 
 async def run_mine(log: Path) -> int:
-    log = Path(os.path.abspath(log))
-    first = _first_event(log)
+    log, first = _first_event(log)
     settings = get_settings()
     request = MineSessionRequest(log_path=str(log), session_id=first.session_id, project=first.project)
     jobs = await create_transport(settings, in_process_executor)
