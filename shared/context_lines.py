@@ -35,6 +35,11 @@ def _part(payload: dict[str, Any], key: str) -> str:
 def experience_line(data: dict[str, Any]) -> str:
     """``data`` holds the stored payload's fields (goal, outcome_status, root_cause, lesson, ...)."""
     status = data.get("outcome_status") or "active"
+    if data.get("source") == "auto":
+        times = data.get("occurrences") or 1
+        seen = f", {times} times" if isinstance(times, int) and times > 1 else ""
+        head = f"{status} (captured from a session{seen}): {_part(data, 'goal')}"
+        return one_line(" — ".join(p for p in (head, _part(data, "outcome_result")) if p), MAX_LINE_CHARS)
     head = f"{status} ({data.get('domain', '?')}): {_part(data, 'goal')}"
     parts = [head]
     cause = data.get("root_cause")

@@ -132,6 +132,19 @@ class FixIndex:
 
         return self._read(lookup)
 
+    def recent(self, project: str, limit: int = 3) -> list[KnownFix]:
+        """The project's latest fixes, most recent first."""
+
+        def lookup(conn: sqlite3.Connection) -> list[KnownFix]:
+            rows = conn.execute(
+                "SELECT signature, files FROM fixes WHERE project = ? ORDER BY fixed_at DESC LIMIT ?",
+                (project, CANDIDATES),
+            ).fetchall()
+            keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[: max(limit, 0)]
+            return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
+
+        return self._read(lookup)
+
     def _read(self, lookup: Callable[[sqlite3.Connection], list[KnownFix]]) -> list[KnownFix]:
         if not self.path.exists():  # nothing mined yet: the common case before the first fix
             return []

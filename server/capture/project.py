@@ -15,9 +15,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from learning_memory.shared.log import get_logger
-
-log = get_logger(__name__)
+# Standard library only: the SessionStart and SessionEnd commands use it, and must start fast.
 GIT_TIMEOUT_S = 2.0
 
 
@@ -79,9 +77,8 @@ def _root_commit(worktree: Path) -> str | None:
             check=False,
             env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"},
         )
-    except (OSError, subprocess.SubprocessError) as exc:
-        log.info("capture.git_unavailable", error=str(exc))
-        return None
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git here: the common git folder stands in
     roots = sorted(done.stdout.split()) if done.returncode == 0 else []
     return roots[0] if roots else None
 

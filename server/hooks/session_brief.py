@@ -7,7 +7,9 @@ the process must answer in tens of milliseconds):
 - the project's GHAP journal: the active entry (continuity after ``/clear`` and compaction) and
   the newest resolved entries that carry a lesson or a root cause;
 - the values cache the server keeps in the data folder (``values_cache.py``): the strongest
-  validated lessons.
+  validated lessons;
+- the repository's latest fixes, captured from its sessions in any worktree (after the lessons
+  agents wrote: those rank first).
 
 Anything unreadable is left out: a brief with less in it, never an error. Nothing at all to say
 prints nothing.
@@ -23,6 +25,7 @@ from typing import Any
 
 from learning_memory.server.hooks.answer import hook_answer
 from learning_memory.shared.context_lines import (
+    MAX_LINE_CHARS,
     entry_data,
     estimate_tokens,
     experience_line,
@@ -34,6 +37,7 @@ from learning_memory.shared.paths import data_dir_from_env
 BUDGET_TOKENS = 400
 MAX_VALUES = 3
 MAX_LESSONS = 3
+MAX_FIXES = 3
 # Archive files are immutable and named by entry: the newest by mtime are the newest resolved.
 ARCHIVE_SCAN = 40
 VALUES_CACHE = Path("cache") / "values.json"
@@ -97,6 +101,23 @@ def _value_lines(data_dir: Path) -> list[str]:
     return [f"- [val:{v.get('id')}] {value_line(v)}" for v in values[:MAX_VALUES] if isinstance(v, dict)]
 
 
+def _fix_lines(cwd: Path, data_dir: Path) -> list[str]:
+    """Fixes captured from past sessions of this repository (any worktree), newest first; the
+    miner keeps the list (``recent.json``) next to the project's session logs."""
+    if os.environ.get("LMS_CAPTURE", "true").strip().lower() in ("0", "false", "no", "off"):
+        return []
+    from learning_memory.server.capture.project import place_of
+
+    items = _read_json(data_dir / "capture" / place_of(str(cwd)).project / "recent.json")
+    if not isinstance(items, list):
+        return []
+    return [
+        f"- [{i.get('id')}] {one_line(str(i.get('text', '')), MAX_LINE_CHARS)}"
+        for i in items[:MAX_FIXES]
+        if isinstance(i, dict)
+    ]
+
+
 def _within_budget(lines: list[str], budget: int = BUDGET_TOKENS) -> list[str]:
     kept: list[str] = []
     used = 0
@@ -118,6 +139,9 @@ def brief(cwd: Path, data_dir: Path) -> str:
     lessons = _lesson_lines(journal)
     if lessons:
         lines += ["Recent lessons in this project:", *lessons]
+    fixes = _fix_lines(cwd, data_dir)
+    if fixes:
+        lines += ["Failures fixed lately in this repository (captured from sessions):", *fixes]
     if not lines:
         return ""
     header = "Learning memory brief (ids expand with expand_context):"

@@ -137,6 +137,12 @@ def test_a_fix_in_one_worktree_answers_the_same_failure_in_another(
     )["project"]
     wait_until(lambda: index.fixes_for_file(project, "cart.py"), "the first session to be mined")
 
+    from learning_memory.server.hooks.session_brief import brief
+
+    text = wait_until(lambda: brief(second, tmp_path / "data"), "the brief to carry the captured fix")
+    assert "Failures fixed lately in this repository" in text and "test_cart.py::test_total" in text, text
+    assert '"Fix the cart total off by one"' in text and "[exp:" in text, text
+
     hint = run_hook(mcp, "s2", second, "u1")
     assert hint.startswith("Learning memory: seen before"), hint
     assert "test_cart.py::test_total" in hint and "cart.py (total)" in hint, hint

@@ -24,6 +24,7 @@ from learning_memory.shared.fix_index import EpisodeRecord, FixIndex, SessionCha
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.commits import session_commits
 from learning_memory.worker.capture.episodes import mine
+from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
 from learning_memory.worker.jobs.experiences import forget_experience, persist_experience
@@ -61,6 +62,9 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     )
     for experience_id in sorted(change.experiences):
         await _store(run, index, experience_id)
+    if change.experiences:
+        # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
+        await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)
     response = _counts(records, change)
     log.info(
         "capture.session_mined",

@@ -44,6 +44,7 @@ SOURCES: tuple[tuple[ContextKind, str], ...] = (
 )
 # Two summaries sharing this much of their vocabulary say the same thing: the better one stays.
 DUPLICATE_OVERLAP = 0.8
+AUTO_WEIGHT = 0.9
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -80,6 +81,12 @@ def _teaches(payload: dict[str, Any]) -> bool:
     return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
 
 
+def _weight(payload: dict[str, Any]) -> float:
+    """What the agent wrote itself ranks above what was captured from a session, when both bear
+    on the query as much."""
+    return AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
+
+
 def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
     # An experience is named by its GHAP entry, the same on every axis; the others by their point.
     return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
@@ -96,7 +103,7 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     for kind, name in present:
         for hit in await store.search(name, vector, limit=request.max_items):
             if hit.score >= request.min_score and (kind != "experience" or _teaches(hit.payload)):
-                scored.append((_clamp(hit.score), kind, hit))
+                scored.append((_clamp(hit.score * _weight(hit.payload)), kind, hit))
     scored.sort(key=lambda entry: entry[0], reverse=True)
 
     items: list[ContextItem] = []
