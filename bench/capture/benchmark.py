@@ -18,7 +18,7 @@ from bench.capture.hooks import HOOKS_JSON, load_hooks
 from bench.capture.runner import CallRecord, Session, prepare, replay
 from bench.capture.scoring import LABELS_JSON, labelled, load_labels, score, sha256
 from bench.capture.stored import fix_index, forget_results, mined, session_logs, settle
-from bench.common import progress, require_redis
+from bench.common import BenchError, progress, require_redis
 from bench.processes import REPO_ROOT, serving
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures" / "transcripts"
@@ -79,8 +79,10 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     namespace = f"bench-capture-{secrets.token_hex(4)}"
     calls: list[CallRecord] = []
     timings: dict[str, float | None] = {}
+    connected = False
     try:
         async with serving(args.redis_url, tmp, namespace=namespace) as (client, _worker):
+            connected = True
             await client.call_tool("assemble_context", {"query": "warm-up"})  # the model is loaded
             started = time.perf_counter()
             for index, session in enumerate(sessions, start=1):
@@ -90,6 +92,12 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
             timings["settle_s"] = await settle(args.redis_url, namespace, args.settle_timeout)
             got = await mined(args.redis_url, namespace)
             episode_texts = await _records(client, sessions, labels) if got.totals.get("stored") else []
+    except Exception as exc:
+        if connected:
+            raise
+        raise BenchError(
+            f"the server did not start or closed at once (its output is above): {exc!r}"
+        ) from exc
     finally:
         await forget_results(args.redis_url, namespace)
     tables = fix_index(tmp / "data")

@@ -67,20 +67,39 @@ def _calls(hook_input: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
     return [(c.tool, c.arguments) for c in calls_for(load_hooks(HOOKS_JSON), hook_input)]
 
 
-def test_the_plugins_hooks_for_a_replayed_session() -> None:
+def _hook(tool: str, **template: str) -> dict[str, Any]:
+    return {"type": "mcp_tool", "server": "plugin:p:s", "tool": tool, "input": template, "timeout": 5}
+
+
+# The shape of the plugin's hooks.json, fixed here so that the test does not follow its changes.
+HOOKS: dict[str, list[dict[str, Any]]] = {
+    "SessionStart": [{"hooks": [{"type": "command", "command": "start"}]}],
+    "UserPromptSubmit": [{"hooks": [_hook("prompt", prompt="${prompt}")]}],
+    "PostToolUse": [
+        {"matcher": "Bash", "hooks": [_hook("outcome", output="${tool_response.stdout}")]},
+        {"matcher": "Edit|Write", "hooks": [_hook("changed", patch="${tool_response.structuredPatch}")]},
+    ],
+    "PostToolUseFailure": [{"matcher": "Bash", "hooks": [_hook("outcome", error="${error}")]}],
+    "Stop": [{"matcher": "ignored", "hooks": [_hook("stop", active="${stop_hook_active}")]}],
+    "SessionEnd": [{"matcher": "other", "hooks": [_hook("end", reason="${reason}")]}],
+}
+
+
+def test_a_replayed_sessions_calls_follow_the_hooks_object() -> None:
     transcript = read_transcript(FIXTURES / "rounding-fix.jsonl")
-    hooks = load_hooks(HOOKS_JSON)
 
-    calls = [(call.event, call.tool) for e in transcript.events for call in calls_for(hooks, e.input)]
+    calls = [(c.event, c.tool, c.arguments) for e in transcript.events for c in calls_for(HOOKS, e.input)]
 
-    assert calls == [
-        ("UserPromptSubmit", "hook_prompt_context"),
-        ("PostToolUseFailure", "hook_tool_outcome"),
-        ("PostToolUse", "hook_file_changed"),  # the Read fires no hook
-        ("PostToolUse", "hook_tool_outcome"),
-        ("Stop", "hook_stop"),
-        ("SessionEnd", "hook_session_event"),
+    assert [(event, tool) for event, tool, _ in calls] == [
+        ("UserPromptSubmit", "prompt"),
+        ("PostToolUseFailure", "outcome"),
+        ("PostToolUse", "changed"),  # the Read matches no group
+        ("PostToolUse", "outcome"),
+        ("Stop", "stop"),  # Stop ignores matchers
+        ("SessionEnd", "end"),
     ]
+    assert calls[2][2]["patch"].startswith('[{"oldStart":22,')
+    assert calls[4][2] == {"active": "false"} and calls[5][2] == {"reason": "other"}
 
 
 def test_every_mcp_tool_hook_of_hooks_json_is_built_with_its_own_input_template() -> None:
@@ -101,13 +120,13 @@ def test_a_failed_run_sends_the_error_and_a_passing_run_its_output() -> None:
         if e.input.get("tool_name") == "Bash"
     )
 
-    (tool, arguments), *_ = _calls(failed.input)
-    assert tool == "hook_tool_outcome" and arguments["event"] == "PostToolUseFailure"
+    arguments = dict(_calls(failed.input))["hook_tool_outcome"]
+    assert arguments["event"] == "PostToolUseFailure"
     assert (
         arguments["error"].startswith("Exit code 1\n")
         and arguments["tool_use_id"] == failed.input["tool_use_id"]
     )
-    (tool, arguments), *_ = _calls(passed.input)
+    arguments = dict(_calls(passed.input))["hook_tool_outcome"]
     assert arguments["event"] == "PostToolUse" and arguments["output"].endswith("4 passed in 0.07s")
     assert arguments["stderr"] == "" and arguments["session_id"] == "7d3f0c2e-5b1a-4c8e-9f42-1a6b3c9d0e11"
 
