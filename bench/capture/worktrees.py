@@ -6,8 +6,9 @@ Moving a session rewrites its folder, wherever it appears in the hook inputs (``
 paths, commands, outputs), to the worktree's. Files the session wrote are then made real, so
 that what the server reads from disk (symbols of an edited file, a re-index) exists: Write's
 content, Edit and MultiEdit applied to the file as it is in the worktree or, when it is not
-there yet, to the original text Claude Code recorded, and files read whole. Other files of the
-original project are not there; nothing is ever written outside the worktree.
+there yet, to the original text Claude Code recorded, and files read whole; the folders sessions
+ran in are made too. Other files of the original project are not there (a failing run's code
+is, when the session read or edited it); nothing is ever written outside the worktree.
 """
 
 from __future__ import annotations
@@ -145,7 +146,11 @@ class Materializer:
             self.counts.updated += 1
 
     def apply(self, event: HookEvent) -> None:
-        """Bring the worktree to where the session's tool left it (PostToolUse events only)."""
+        """Bring the worktree to where the session's tool left it, and make sure the folder the
+        session was in exists (Claude Code's always does)."""
+        folder = self._inside(str(event.input.get("cwd") or ""))
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
         if event.name != "PostToolUse":
             return
         tool, tool_input = event.input.get("tool_name"), event.input.get("tool_input") or {}
