@@ -7,7 +7,7 @@ which failures come back, judged by hand (the file says how).
 - Episode precision: labelled episodes (optional ones included) found, over the episodes the miner
   reported for the labelled sessions.
 - Fix-hint recall@1: over labelled recurring failures, the hook answer at that failing run whose
-  first file named is one of the files that fixed it before (recall@any: named anywhere).
+  first hint (its first line) names one of the files that fixed it before (recall@any: any line).
 - First-time failures with nothing: failing Bash runs of labelled sessions, not labelled as
   recurring, whose hook answer carried no context. Hints there are noise at best.
 
@@ -54,6 +54,10 @@ def same_file(mentioned: str, fix_file: str) -> bool:
     return mentioned == fix_file or mentioned.endswith("/" + fix_file)
 
 
+def names_any(text: str, fix_files: list[str]) -> bool:
+    return any(same_file(named, fix) for named in files_in(text) for fix in fix_files)
+
+
 def files_in(text: str) -> list[str]:
     return [m.group(0) for m in _FILE.finditer(text) if "/" in m.group(0) or len(m.group(1)) >= 2]
 
@@ -81,12 +85,15 @@ def _found(episode: dict[str, Any], records: list[str]) -> bool:
     greens = {episode.get("green"), *episode.get("greens", [])} - {None}
     fix_files = episode.get("fix_files", [])
     for text in records:
-        if any(red in text for red in reds):
+        if any(_mentions(text, red) for red in reds):
             return True
-        named = files_in(text) if any(green in text for green in greens) else []
-        if any(same_file(f, x) for f in named for x in fix_files):
+        if any(_mentions(text, green) for green in greens) and names_any(text, fix_files):
             return True
     return False
+
+
+def _mentions(text: str, tool_use_id: str) -> bool:
+    return re.search(rf"(?<![\w-]){re.escape(tool_use_id)}(?![\w-])", text) is not None
 
 
 def score(
@@ -115,10 +122,10 @@ def score(
     top = any_hit = 0
     for failure in recurring:
         call = outcome_at.get(failure["tool_use_id"])
-        named = files_in(call.context) if call else []
+        hints = [line for line in (call.context if call else "").splitlines() if line.strip()]
         fixes = failure.get("fix_files", [])
-        top += bool(named) and any(same_file(named[0], f) for f in fixes)
-        any_hit += any(same_file(n, f) for n in named for f in fixes)
+        top += bool(hints) and names_any(hints[0], fixes)
+        any_hit += any(names_any(hint, fixes) for hint in hints)
     scores.fix_hint_recall_at_1 = _ratio(top, len(recurring))
     scores.fix_hint_recall_any = _ratio(any_hit, len(recurring))
     recurring_ids = {r["tool_use_id"] for r in recurring}
