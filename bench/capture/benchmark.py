@@ -17,7 +17,7 @@ from bench.capture import report
 from bench.capture.hooks import HOOKS_JSON, load_hooks
 from bench.capture.runner import CallRecord, Session, prepare, replay
 from bench.capture.scoring import LABELS_JSON, labelled, load_labels, score, sha256
-from bench.capture.stored import fix_index, forget_results, mined, session_logs, settle
+from bench.capture.stored import episode_records, fix_index, forget_results, mined, session_logs, settle
 from bench.common import BenchError, progress, require_redis
 from bench.processes import REPO_ROOT, serving
 
@@ -35,6 +35,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--worktrees", type=int, default=2, help="worktrees per project (2)")
     parser.add_argument("--labels", type=Path, default=LABELS_JSON, help="labels (bench/capture/labels.json)")
     parser.add_argument("--hooks", type=Path, default=HOOKS_JSON, help="hooks.json to follow (the plugin's)")
+    parser.add_argument(
+        "--keep-work",
+        action="store_true",
+        help="keep the scratch folder (worktrees, data, logs) and say where",
+    )
+    parser.add_argument(
+        "--pause-timeout",
+        type=float,
+        default=60.0,
+        help="seconds queued jobs may take after a turn's end, a compaction or a prompt; 0: no pause (60)",
+    )
     parser.add_argument(
         "--settle-timeout", type=float, default=300.0, help="seconds to wait for queued jobs afterwards (300)"
     )
@@ -84,11 +95,18 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         async with serving(args.redis_url, tmp, namespace=namespace) as (client, _worker):
             connected = True
             await client.call_tool("assemble_context", {"query": "warm-up"})  # the model is loaded
+            paused: list[float] = []
+
+            async def pause() -> None:
+                waited = await settle(args.redis_url, namespace, args.pause_timeout)
+                paused.append(args.pause_timeout if waited is None else waited)
+
             started = time.perf_counter()
             for index, session in enumerate(sessions, start=1):
                 progress(f"capture: [{index}/{len(sessions)}] {session.transcript.path.name}")
-                calls.extend(await replay(client, hooks, session))
+                calls.extend(await replay(client, hooks, session, pause if args.pause_timeout > 0 else None))
             timings["replay_s"] = time.perf_counter() - started
+            timings["paused_s"] = sum(paused)
             timings["settle_s"] = await settle(args.redis_url, namespace, args.settle_timeout)
             got = await mined(args.redis_url, namespace)
             episode_texts = await _records(client, sessions, labels) if got.totals.get("stored") else []
@@ -101,7 +119,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     finally:
         await forget_results(args.redis_url, namespace)
     tables = fix_index(tmp / "data")
-    records = [str(row) for rows in (tables or {}).values() for row in rows] + episode_texts
+    records = episode_records(tmp / "data", tables) + episode_texts
     in_labelled = [got.by_session[sid].get("episodes", 0) for sid in labels if sid in got.by_session]
     episodes_mined = (
         sum(in_labelled)
@@ -115,7 +133,12 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
     }
     document = report.report(sessions, calls, got, stored, scores, len(labels))
     return {
-        "parameters": {"worktrees": args.worktrees, "labels": str(args.labels), "hooks": str(args.hooks)},
+        "parameters": {
+            "worktrees": args.worktrees,
+            "labels": str(args.labels),
+            "hooks": str(args.hooks),
+            "pause_timeout_s": args.pause_timeout,
+        },
         "transcripts": [
             {
                 "path": str(s.transcript.path),
@@ -136,4 +159,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
     try:
         return await _run_in(args, tmp)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        if args.keep_work:
+            progress(f"capture: scratch folder kept: {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)

@@ -147,6 +147,8 @@ def _print_scores(scores: Scores, labelled: int) -> None:
             ],
         ],
     )
+    if scores.missed:
+        print(f"  labelled episodes not found: {', '.join(scores.missed)}")
     for note in scores.notes:
         print(f"  note: {note}")
 

@@ -12,6 +12,7 @@ import asyncio
 import json
 import time
 from collections import defaultdict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,6 +24,9 @@ from bench.capture.hooks import HookCall, Hooks, calls_for
 from bench.capture.transcripts import HookEvent, Transcript, read_transcript
 from bench.capture.worktrees import FileCounts, Materializer, make_repository, move_transcript, moved_events
 
+# Events after which time passes in a real session (a turn's end, a compaction, the session's end,
+# the next prompt): the replay lets queued work finish there.
+PAUSE_AFTER = frozenset({"Stop", "PreCompact", "SessionEnd", "UserPromptSubmit"})
 # Claude Code's own limit when a hook names none (seconds).
 DEFAULT_HOOK_TIMEOUT_S = 60.0
 _ERROR_CHARS = 300
@@ -107,8 +111,15 @@ async def call_hook(client: Client, session_id: str, call: HookCall, tool_use_id
     return record
 
 
-async def replay(client: Client, hooks: Hooks, session: Session) -> list[CallRecord]:
-    """Send one session's hook calls in order, making its written files real just before each."""
+async def replay(
+    client: Client, hooks: Hooks, session: Session, pause: Callable[[], Awaitable[object]] | None = None
+) -> list[CallRecord]:
+    """Send one session's hook calls in order, making its written files real just before each.
+
+    ``pause`` runs after each event that may queue background work (mining): in a real session
+    seconds or days pass between a turn's end and what follows, and a replay that raced on
+    would measure a memory that had no time to learn.
+    """
     materializer = Materializer(session.worktree)
     records = []
     for event in session.events:
@@ -116,6 +127,8 @@ async def replay(client: Client, hooks: Hooks, session: Session) -> list[CallRec
         tool_use_id = event.input.get("tool_use_id")
         for call in calls_for(hooks, event.input):
             records.append(await call_hook(client, session.transcript.session_id, call, tool_use_id))
+        if pause is not None and event.name in PAUSE_AFTER:
+            await pause()
     session.files = materializer.counts
     return records
 

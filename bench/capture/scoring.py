@@ -1,11 +1,12 @@
 """Scores against ``labels.json``: what should have been mined from each labelled transcript and
 which failures come back, judged by hand (the file says how).
 
-- Episode recall: labelled (non-optional) episodes that some stored record names, by one of the
-  episode's failing runs (its tool_use id), or by its passing run together with a file of its fix.
-  A record is a row of the fix index or an experience found by search, as text.
-- Episode precision: labelled episodes (optional ones included) found, over the episodes the miner
-  reported for the labelled sessions.
+- Episode recall: labelled (non-optional) episodes that a stored record names, by one of the
+  episode's failing runs (its tool_use id), or by its passing run together with a file of its fix;
+  records and episodes are paired one to one. A record is a mined episode (``stored``) or an
+  experience found by search, as text.
+- Episode precision: labelled episodes (optional ones included) paired with a record, over the
+  episodes the miner reported for the labelled sessions.
 - Fix-hint recall@1: over labelled recurring failures, the hook answer at that failing run whose
   first hint (its first line) names one of the files that fixed it before (recall@any: any line).
 - First-time failures with nothing: failing Bash runs of labelled sessions, not labelled as
@@ -77,6 +78,7 @@ class Scores:
     recurring_failures: int = 0
     first_time_failures: int = 0
     first_time_nothing: float | None = None
+    missed: list[str] = field(default_factory=list)  # "<session>:<red>" of labelled episodes not found
     notes: list[str] = field(default_factory=list)
 
 
@@ -90,6 +92,26 @@ def _found(episode: dict[str, Any], records: list[str]) -> bool:
         if any(_mentions(text, green) for green in greens) and names_any(text, fix_files):
             return True
     return False
+
+
+def _assign(episodes: list[dict[str, Any]], records: list[str]) -> dict[int, int]:
+    """Records matched one to one with the labelled episodes they name (a maximum matching: one
+    mined episode that spans two labelled ones finds only one of them); record -> episode."""
+    names = {i: [j for j, e in enumerate(episodes) if _found(e, [text])] for i, text in enumerate(records)}
+    owner: dict[int, int] = {}  # episode -> record, while augmenting
+    for i in names:
+
+        def augment(record: int, seen: set[int]) -> bool:
+            for j in names[record]:
+                if j not in seen:
+                    seen.add(j)
+                    if j not in owner or augment(owner[j], seen):
+                        owner[j] = record
+                        return True
+            return False
+
+        augment(i, set())
+    return {record: episode for episode, record in owner.items()}
 
 
 def _mentions(text: str, tool_use_id: str) -> bool:
@@ -110,12 +132,18 @@ def score(
     required = [e for e in episodes if not e.get("optional")]
     scores.episodes_labelled = len(required)
     if records is not None:
-        found_required = sum(_found(e, records) for e in required)
+        owner = _assign(episodes, records)
+        found_required = sum(1 for j in owner.values() if not episodes[j].get("optional"))
         scores.episodes_found = found_required
         scores.episode_recall = _ratio(found_required, len(required))
+        scores.missed = [
+            f"{sid[:8]}:{e['red']}"
+            for sid, label in session_labels.items()
+            for e in label.get("episodes", [])
+            if not e.get("optional") and episodes.index(e) not in owner.values()
+        ]
         if episodes_mined:
-            found_any = sum(_found(e, records) for e in episodes)
-            scores.episode_precision = min(1.0, found_any / episodes_mined)
+            scores.episode_precision = min(1.0, len(owner) / episodes_mined)
     outcome_at = {c.tool_use_id: c for c in calls if c.tool == OUTCOME_TOOL and c.tool_use_id}
     recurring = [r for label in session_labels.values() for r in label.get("recurring_failures", [])]
     scores.recurring_failures = len(recurring)

@@ -1,9 +1,14 @@
 """What the server and worker kept of the replayed sessions, read once the queues are quiet.
 
-- ``mine_session`` jobs that ran (whoever queued them): their answers (episodes, stored, merged,
-  absorbed), read from the job results in Redis, by session when the request names it.
+- ``mine_session`` jobs that ran (whoever queued them): their answers, read from the job results
+  in Redis, by session when the request names it. A job mines its session's whole log, so a
+  session's ``episodes`` is its latest job's; ``stored``, ``merged`` and ``absorbed`` count what
+  each job added, and add up.
 - The fix index ``<data_dir>/capture/fixes.sqlite3`` when it exists: each table's rows.
 - Session logs: ``*.jsonl`` files under ``<data_dir>/capture`` and their line counts.
+- Mined episodes as text to match labels with: an ``episodes`` row of the fix index names its
+  session and the times of its first and last event, which the session log turns into those
+  events' ids (Claude Code's tool_use ids); its fixes add the files. Other rows are kept whole.
 
 Everything here tolerates absence: a server that captures nothing yet gives empty answers.
 """
@@ -11,8 +16,10 @@ Everything here tolerates absence: a server that captures nothing yet gives empt
 from __future__ import annotations
 
 import contextlib
+import json
 import sqlite3
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +88,7 @@ def _request_of(raw: bytes) -> dict[str, Any]:
 async def mined(redis_url: str, namespace: str) -> Mined:
     redis = Redis.from_url(redis_url)
     found = Mined()
+    answers: list[tuple[str, float, dict[str, Any]]] = []
     try:
         pattern = arq_backend.result_key(f"{namespace}.*")
         async for key in redis.scan_iter(match=pattern, count=500):
@@ -96,12 +104,22 @@ async def mined(redis_url: str, namespace: str) -> Mined:
             if not isinstance(answer, dict):
                 found.failed_jobs += 1
                 continue
-            _add(found.totals, answer)
             session_id = str(_request_of(raw).get("session_id") or "")
-            if session_id:
-                _add(found.by_session.setdefault(session_id, {}), answer)
+            finished = outcome.finished_at.timestamp() if outcome.finished_at else 0.0
+            answers.append((session_id, finished, answer))
     finally:
         await redis.aclose()
+    for session_id, _, answer in sorted(answers, key=lambda a: (a[0], a[1])):
+        if not session_id:
+            _add(found.totals, answer)
+            continue
+        counts = found.by_session.setdefault(session_id, {})
+        episodes = answer.get("episodes")
+        _add(counts, {k: v for k, v in answer.items() if k != "episodes"})
+        if isinstance(episodes, int):
+            counts["episodes"] = episodes  # the latest job's: each mines the whole log
+    for counts in found.by_session.values():
+        _add(found.totals, counts)
     return found
 
 
@@ -145,3 +163,41 @@ def session_logs(data_dir: Path) -> dict[str, int]:
         with path.open(errors="replace") as lines:
             logs[str(path.relative_to(folder))] = sum(1 for _ in lines)
     return logs
+
+
+def _event_times(data_dir: Path) -> dict[str, list[tuple[float, str]]]:
+    """Each session's logged events as (time, id)."""
+    times: dict[str, list[tuple[float, str]]] = {}
+    for path in (data_dir / "capture").rglob("*.jsonl"):
+        with path.open(errors="replace") as lines:
+            for raw in lines:
+                with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):
+                    event = json.loads(raw)
+                    at = datetime.fromisoformat(str(event["at"]).replace("Z", "+00:00")).timestamp()
+                    times.setdefault(str(event["session_id"]), []).append((at, str(event["id"])))
+    return times
+
+
+def _at(times: list[tuple[float, str]], moment: Any) -> str:
+    """The id of the event logged at ``moment`` (seconds since the epoch), or ''."""
+    with contextlib.suppress(TypeError, ValueError):
+        wanted = float(moment)
+        return next((event_id for at, event_id in times if abs(at - wanted) < 1e-3), "")
+    return ""
+
+
+def episode_records(data_dir: Path, tables: dict[str, list[dict[str, Any]]] | None) -> list[str]:
+    """The fix index's episodes as text naming their first and last events and their files."""
+    if not tables:
+        return []
+    times = _event_times(data_dir)
+    files: dict[str, list[str]] = {}
+    for fix in tables.get("fixes", []):
+        files.setdefault(str(fix.get("episode_id")), []).append(str(fix.get("files", "")))
+    records = []
+    for row in tables.get("episodes", []):
+        session_times = times.get(str(row.get("session")), [])
+        first, last = _at(session_times, row.get("started_at")), _at(session_times, row.get("ended_at"))
+        fixed = " ".join(files.get(str(row.get("episode_id")), []))
+        records.append(f"episode {row.get('episode_id')} first {first} last {last} files {fixed}")
+    return records

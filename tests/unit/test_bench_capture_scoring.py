@@ -95,3 +95,22 @@ def test_the_fixtures_are_labelled_as_they_are() -> None:
         )
         assert labelled(labels, session_id, sha256(path)) is not None, path
     assert labelled(labels, "7d3f0c2e-5b1a-4c8e-9f42-1a6b3c9d0e11", "0" * 64) is None
+
+
+def test_one_mined_episode_that_spans_two_labelled_ones_finds_one() -> None:
+    labels = {
+        "s": {
+            "episodes": [
+                {"red": "a-red", "green": "a-green", "fix_files": ["a.py"]},
+                {"red": "b-red", "green": "b-green", "fix_files": ["src/b.py"]},
+            ]
+        }
+    }
+    spanning = "episode e1 first a-red last b-green files src/b.py"
+
+    scores = score(labels, [], [spanning], episodes_mined=1)
+
+    assert (scores.episodes_found, scores.episode_precision) == (1, 1.0)
+    assert scores.missed == ["s:b-red"]  # the first red claims it; the second episode is left
+    both = score(labels, [], [spanning, "episode e2 first b-red last b-green files src/b.py"], 2)
+    assert (both.episodes_found, both.episode_precision, both.missed) == (2, 1.0, [])
