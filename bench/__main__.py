@@ -35,7 +35,7 @@ BENCHMARKS: tuple[str, ...] = (
     "shared_state",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
-ON_DEMAND: tuple[str, ...] = ("semble", "ranking")
+ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "capture")
 
 
 class Benchmark(Protocol):
