@@ -50,11 +50,14 @@ class PrivateRedis:
     def url(self) -> str:
         return f"redis://127.0.0.1:{self.port}/0"
 
-    async def start(self) -> None:
+    def launch(self) -> None:
         args = ["redis-server", "--port", str(self.port), "--save", "", "--appendonly", "no"]
         self.proc = subprocess.Popen(
             args, cwd=self.folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
         )
+
+    async def start(self) -> None:
+        self.launch()
 
         async def answers() -> bool:
             client = Redis.from_url(self.url)
@@ -166,15 +169,17 @@ async def test_three_sessions_capture_through_worker_and_redis_restarts(
         index = Path(lms_env["LMS_DATA_DIR"]) / "capture"
 
         async def all_red() -> bool:
-            return len(list(index.glob("*/sessions/*.jsonl"))) == SESSIONS and all(
-                "red-" in p.read_text() for p in index.glob("*/sessions/*.jsonl")
-            )
+            return _every_log_has(index, '"red-')
 
         await wait_for(all_red, timeout=120, what="every session's first run", interval=0.05)
+
+        async def greens() -> bool:
+            return _every_log_has(index, '"green-')
+
         os.kill(worker.pid, signal.SIGKILL)
         private_redis.kill()
         down.set()
-        await wait_for(_greens(index), timeout=120, what="every session's green run", interval=0.05)
+        await wait_for(greens, timeout=120, what="every session's green run", interval=0.05)
         await private_redis.start()
         again = worker_factory()
         await wait_for_worker(Redis.from_url(private_redis.url), lms_env["LMS_NAMESPACE"], again.pid)
@@ -220,8 +225,6 @@ async def test_three_sessions_capture_through_worker_and_redis_restarts(
     assert len(auto) == SESSIONS and all(hit["occurrences"] == 1 for hit in auto), auto
 
 
-def _greens(index: Path) -> Any:
-    async def every_green() -> bool:
-        return all("green-" in p.read_text() for p in index.glob("*/sessions/*.jsonl"))
-
-    return every_green
+def _every_log_has(index: Path, marker: str, count: int = SESSIONS) -> bool:
+    logs = list(index.glob("*/sessions/*.jsonl"))
+    return len(logs) == count and all(marker in log.read_text() for log in logs)
