@@ -26,7 +26,7 @@ from learning_memory.shared.runs import (
     swift,
 )
 from learning_memory.shared.runs.classify import classify, command_runs
-from learning_memory.shared.runs.model import Parse, own_frame
+from learning_memory.shared.runs.model import Found, Parse, own_frame
 from learning_memory.shared.runs.normalise import mask_paths, normalise, strip_ansi
 from learning_memory.shared.runs.signature import signature
 
@@ -107,7 +107,10 @@ _ERRORISH = re.compile(
     r"|no such|denied|undefined|abort(?:ed)?)\b|[a-z](?:Error|Exception)\b",
     re.IGNORECASE,
 )
+# Where last_error looks: the tail of the output, each line's head (a message is cut at 300 anyway).
 _LAST_LINES = 200
+_LAST_CHARS = 20_000
+_LINE_CHARS = 400
 
 
 def _parsers(command: str) -> tuple[list[Parser], bool]:
@@ -137,36 +140,41 @@ def _sweep(text: str, tried: list[Parser]) -> list[Parse]:
 def _failures(parses: list[Parse], worktree: str | None) -> list[Failure]:
     failures: list[Failure] = []
     seen: set[str] = set()
+    read: set[tuple[object, ...]] = set()
     for parse in parses:
         for found in parse.found:
-            frame = own_frame(found.frames, worktree)
-            frame = mask_paths(frame) if frame else None
-            test_id = mask_paths(found.test_id, worktree).strip() if found.test_id else None
-            digest = signature(
-                parse.family, test_id, found.error_type, found.message, frame=frame, worktree=worktree
-            )
-            if digest in seen:
+            # A failure printed twice (maven, dotnet build) is read once, before any normalising.
+            raw = (found.family, found.test_id, found.error_type, found.message, tuple(found.frames))
+            if raw in read:
                 continue
-            seen.add(digest)
-            message = normalise(found.message, worktree=worktree)
-            failures.append(
-                Failure(
-                    test_id=test_id or None,
-                    error_type=found.error_type or None,
-                    message=message,
-                    frame=frame,
-                    signature=digest,
-                )
-            )
+            read.add(raw)
+            failure = _failure(found.family or parse.family, found, worktree)
+            if failure.signature not in seen:
+                seen.add(failure.signature)
+                failures.append(failure)
             if len(failures) == MAX_FAILURES:
                 return failures
     return failures
 
 
+def _failure(family: str, found: Found, worktree: str | None) -> Failure:
+    frame = own_frame(found.frames, worktree)
+    frame = mask_paths(frame) if frame else None
+    test_id = mask_paths(found.test_id, worktree).strip() if found.test_id else None
+    return Failure(
+        test_id=test_id or None,
+        error_type=found.error_type or None,
+        message=normalise(found.message, worktree=worktree),
+        frame=frame,
+        signature=signature(family, test_id, found.error_type, found.message, frame=frame, worktree=worktree),
+    )
+
+
 def last_error(text: str, *, worktree: str | None = None) -> str | None:
     """The last line of ``text`` that reads like an error (a wrapper's "make: *** Error 2" skipped)."""
-    lines = text.splitlines()[-_LAST_LINES:]
+    lines = text[-_LAST_CHARS:].splitlines()[-_LAST_LINES:]
     for line in reversed(lines):
+        line = line[:_LINE_CHARS]
         if line.strip() and _ERRORISH.search(line) and not _NOISE.match(line):
             return normalise(line, worktree=worktree) or None
     return None
