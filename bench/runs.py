@@ -81,16 +81,16 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         own += mine
         wrapped += swept
         slowest[name] = max(sorted(mine)[len(mine) // 2], sorted(swept)[len(swept) // 2]) * 1000
-    result = {
-        "chars": CHARS,
-        "target_ms": TARGET_MS,
-        "own_parser": latency_summary_ms(own),
-        "every_parser": latency_summary_ms(wrapped),
-        "slowest_outputs_p50_ms": dict(sorted(slowest.items(), key=lambda item: -item[1])[:5]),
-    }
+    own_summary, every_summary = latency_summary_ms(own), latency_summary_ms(wrapped)
     rows = [
         [label, f"{summary['p50_ms']:.2f}", f"{summary['p95_ms']:.2f}", f"{summary['max_ms']:.2f}"]
-        for label, summary in (("own parser", result["own_parser"]), ("every parser", result["every_parser"]))
+        for label, summary in (("own parser", own_summary), ("every parser", every_summary))
     ]
     print_table(["read_run, 20,000 chars", "p50 ms", "p95 ms", "max ms"], rows)
-    return result
+    return {
+        "chars": CHARS,
+        "target_ms": TARGET_MS,
+        "own_parser": own_summary,
+        "every_parser": every_summary,
+        "slowest_outputs_p50_ms": dict(sorted(slowest.items(), key=lambda item: -item[1])[:5]),
+    }

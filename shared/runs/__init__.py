@@ -103,7 +103,7 @@ _NOISE = re.compile(
     r"|error: test failed, to rerun|error: \d+ targets? failed|error: could not compile)"
 )
 _ERRORISH = re.compile(
-    r"\b(?:error|errors|fatal|failed|failure|exception|panic(?:ked)?|traceback|cannot|could not|not found"
+    r"\b(?:error|errors|fatal|fail|failed|failure|failures|exception|panic(?:ked)?|traceback|cannot|could not|not found"
     r"|no such|denied|undefined|abort(?:ed)?)\b|[a-z](?:Error|Exception)\b",
     re.IGNORECASE,
 )

@@ -95,11 +95,11 @@ def parse_jest(text: str) -> Parse | None:
     if not mentions(text, "Tests:", "PASS ", "FAIL "):
         return None
     summary = _JEST_TESTS.search(text)
-    files = list(_JEST_FILE.finditer(text))
-    if summary is None and not files:
-        return None
-    found: list[Found] = []
     heads = list(_JEST_HEAD.finditer(text))
+    if summary is None and not heads:
+        return None  # a stray "FAIL x" line is not a jest report
+    files = list(_JEST_FILE.finditer(text))
+    found: list[Found] = []
     for index, head in enumerate(heads):
         title = head.group(1).strip()
         if title == "Console":

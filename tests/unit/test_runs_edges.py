@@ -3,6 +3,8 @@ and the shapes the real fixtures happen not to show."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from learning_memory.shared.runs import (
@@ -23,7 +25,7 @@ from learning_memory.shared.runs import (
 )
 from learning_memory.shared.runs.model import Parse
 
-Parser = type(python.parse_pytest)
+Parser = Callable[[str], Parse | None]
 
 
 @pytest.mark.parametrize(
@@ -158,3 +160,8 @@ def test_elixir_compile_errors_in_the_newer_format() -> None:
 )
 def test_classify_edges(command: str, expected: tuple[str, str | None]) -> None:
     assert classify(command) == expected
+
+
+def test_a_stray_fail_line_is_not_a_jest_report() -> None:
+    outcome = read_run("make check", "FAIL lint stage\nmake: *** [check] Error 1\n", 2)
+    assert (outcome.runner, outcome.failures, outcome.last_error) == ("make", [], "FAIL lint stage")
