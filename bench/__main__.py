@@ -33,6 +33,7 @@ BENCHMARKS: tuple[str, ...] = (
     "loops",
     "context",
     "shared_state",
+    "runs",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
 ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "capture")

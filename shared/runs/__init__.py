@@ -25,8 +25,9 @@ from learning_memory.shared.runs import (
     rust,
     swift,
 )
-from learning_memory.shared.runs.classify import classify, command_runs
-from learning_memory.shared.runs.model import Parse, own_frame
+from learning_memory.shared.runs.classify import classify, command_runs, weightiest
+from learning_memory.shared.runs.commands import Run
+from learning_memory.shared.runs.model import Found, Parse, own_frame
 from learning_memory.shared.runs.normalise import mask_paths, normalise, strip_ansi
 from learning_memory.shared.runs.signature import signature
 
@@ -103,18 +104,21 @@ _NOISE = re.compile(
     r"|error: test failed, to rerun|error: \d+ targets? failed|error: could not compile)"
 )
 _ERRORISH = re.compile(
-    r"\b(?:error|errors|fatal|failed|failure|exception|panic(?:ked)?|traceback|cannot|could not|not found"
-    r"|no such|denied|undefined|abort(?:ed)?)\b|[a-z](?:Error|Exception)\b",
+    r"\b(?:error|errors|fatal|fail|failed|failure|failures|exception|panic(?:ked)?|traceback|cannot"
+    r"|could not|not found|no such|denied|undefined|abort(?:ed)?)\b|(?-i:[a-z](?:Error|Exception))\b",
     re.IGNORECASE,
 )
+# Where last_error looks: the tail of the output, each line's head (a message is cut at 300 anyway).
 _LAST_LINES = 200
+_LAST_CHARS = 20_000
+_LINE_CHARS = 400
 
 
-def _parsers(command: str) -> tuple[list[Parser], bool]:
+def _parsers(runs: list[Run]) -> tuple[list[Parser], bool]:
     """The parsers to try on the command's output, and whether the sweep may follow them."""
     chosen: list[Parser] = []
     sweep = False
-    for run in sorted(command_runs(command), key=lambda run: ("test", "build", "lint").index(run.kind)):
+    for run in sorted(runs, key=lambda run: ("test", "build", "lint").index(run.kind)):
         own = _BY_RUNNER.get(run.runner or "")
         if own is None:
             sweep = True
@@ -124,7 +128,8 @@ def _parsers(command: str) -> tuple[list[Parser], bool]:
 
 
 def _read(text: str, parsers: Iterable[Parser]) -> list[Parse]:
-    return [parse for parse in map(lambda parser: parser(text), parsers) if parse is not None]
+    parses = (parser(text) for parser in parsers)
+    return [parse for parse in parses if parse is not None]
 
 
 def _sweep(text: str, tried: list[Parser]) -> list[Parse]:
@@ -137,36 +142,41 @@ def _sweep(text: str, tried: list[Parser]) -> list[Parse]:
 def _failures(parses: list[Parse], worktree: str | None) -> list[Failure]:
     failures: list[Failure] = []
     seen: set[str] = set()
+    read: set[tuple[object, ...]] = set()
     for parse in parses:
         for found in parse.found:
-            frame = own_frame(found.frames, worktree)
-            frame = mask_paths(frame) if frame else None
-            test_id = mask_paths(found.test_id, worktree).strip() if found.test_id else None
-            digest = signature(
-                parse.family, test_id, found.error_type, found.message, frame=frame, worktree=worktree
-            )
-            if digest in seen:
+            # A failure printed twice (maven, dotnet build) is read once, before any normalising.
+            raw = (found.family, found.test_id, found.error_type, found.message, tuple(found.frames))
+            if raw in read:
                 continue
-            seen.add(digest)
-            message = normalise(found.message, worktree=worktree)
-            failures.append(
-                Failure(
-                    test_id=test_id or None,
-                    error_type=found.error_type or None,
-                    message=message,
-                    frame=frame,
-                    signature=digest,
-                )
-            )
+            read.add(raw)
+            failure = _failure(found.family or parse.family, found, worktree)
+            if failure.signature not in seen:
+                seen.add(failure.signature)
+                failures.append(failure)
             if len(failures) == MAX_FAILURES:
                 return failures
     return failures
 
 
+def _failure(family: str, found: Found, worktree: str | None) -> Failure:
+    frame = own_frame(found.frames, worktree)
+    frame = mask_paths(frame) if frame else None
+    test_id = mask_paths(found.test_id, worktree).strip() if found.test_id else None
+    return Failure(
+        test_id=test_id or None,
+        error_type=found.error_type or None,
+        message=normalise(found.message, worktree=worktree),
+        frame=frame,
+        signature=signature(family, test_id, found.error_type, found.message, frame=frame, worktree=worktree),
+    )
+
+
 def last_error(text: str, *, worktree: str | None = None) -> str | None:
     """The last line of ``text`` that reads like an error (a wrapper's "make: *** Error 2" skipped)."""
-    lines = text.splitlines()[-_LAST_LINES:]
+    lines = text[-_LAST_CHARS:].splitlines()[-_LAST_LINES:]
     for line in reversed(lines):
+        line = line[:_LINE_CHARS]
         if line.strip() and _ERRORISH.search(line) and not _NOISE.match(line):
             return normalise(line, worktree=worktree) or None
     return None
@@ -174,11 +184,14 @@ def last_error(text: str, *, worktree: str | None = None) -> str | None:
 
 def read_run(command: str, output: str, exit_code: int | None, *, worktree: str | None = None) -> RunOutcome:
     """What ``command`` was and how it ended, read from its ``output`` (stdout and stderr)."""
-    kind, runner = classify(command)
+    runs = command_runs(command)
+    main = weightiest(runs)
+    kind, runner = (main.kind, main.runner) if main else ("other", None)
+    # Progress bars redraw their line with a carriage return: each drawing is a line of its own.
     text = strip_ansi(output).replace("\r\n", "\n").replace("\r", "\n")
     parses: list[Parse] = []
-    if kind != "other":
-        chosen, sweep = _parsers(command)
+    if main is not None:
+        chosen, sweep = _parsers(runs)
         parses = _read(text, chosen)
         if sweep or not parses:
             parses += _sweep(text, chosen)

@@ -9,6 +9,7 @@ only the word in command position counts, after the words that merely stand befo
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from learning_memory.shared.contracts.capture import RunKind
 from learning_memory.shared.runs.commands import (
@@ -29,6 +30,8 @@ _REDIRECT = re.compile(r"^(?:\d*[<>]|&>)")
 _BARE_REDIRECT = re.compile(r"^(?:\d*(?:>>?|<)|&>>?)$")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 _PYTHON = re.compile(r"^(?:python[0-9.]*|py|pypy[0-9.]*)$")
+# A project's own test script: ./test.sh, scripts/run_tests, bin/unit-tests.
+_TEST_SCRIPT = re.compile(r"^(?:run[-_]?)?(?:unit[-_]?)?tests?(?:[-_.][\w-]+)*$")
 _ARGUMENT = re.compile(r"^(?:-.*|\d+(?:\.\d+)?[smhd]?)$")
 _PACKAGE_MANAGERS = frozenset({"npm", "pnpm", "yarn", "bun"})
 _MAKES = frozenset({"make", "just", "gmake"})
@@ -112,7 +115,8 @@ def _plain(words: list[str]) -> list[str]:
     return plain
 
 
-def _weightiest(runs: list[Run | None]) -> Run | None:
+def weightiest(runs: Sequence[Run | None]) -> Run | None:
+    """The run that says most of the command: a test over a build, a build over a lint."""
     for kind in _ORDER:
         for run in runs:
             if run is not None and run.kind == kind:
@@ -143,9 +147,9 @@ def segment_run(words: list[str], depth: int = 0) -> Run | None:
     if head in _MAKES:
         if not plain:
             return Run("build", head)
-        return _weightiest([_script_run(target, head, build=True) for target in plain])
+        return weightiest([_script_run(target, head, build=True) for target in plain])
     if head in _MULTI_GOAL:
-        return _weightiest([SUBCOMMANDS[head].get(goal) for goal in plain])
+        return weightiest([SUBCOMMANDS[head].get(goal) for goal in plain])
     if head == "node":
         return Run("test", "node") if "--test" in rest else None
     if _PYTHON.match(head):
@@ -163,9 +167,6 @@ def segment_run(words: list[str], depth: int = 0) -> Run | None:
     if ("/" in path or "." in head) and _TEST_SCRIPT.match(head):
         return Run("test", None)  # ./test.sh, scripts/run_tests: the project's own, read by every parser
     return None
-
-
-_TEST_SCRIPT = re.compile(r"^(?:run[-_]?)?(?:unit[-_]?)?tests?(?:[-_.][\w-]+)*$")
 
 
 def _script_run(script: str, runner: str, *, build: bool) -> Run | None:
@@ -201,7 +202,7 @@ def command_runs(command: str, depth: int = 0) -> list[Run]:
 
 
 def command_run(command: str, depth: int = 0) -> Run | None:
-    return _weightiest(list(command_runs(command, depth)))
+    return weightiest(command_runs(command, depth))
 
 
 def classify(command: str) -> tuple[RunKind, str | None]:

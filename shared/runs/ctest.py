@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
-_TEST = re.compile(r"^\s*\d+/\d+ Test\s+#\d+: (\S+) \.*\s*([^\n]*?)\s+[\d.]+ sec$", re.MULTILINE)
+_TEST = re.compile(r"^[ \t]*\d+/\d+ Test[ \t]+#\d+: (\S+) \.*[ \t]*([^\n]*?)[ \t]+[\d.]+ sec$", re.MULTILINE)
 _SUMMARY = re.compile(r"^\d+% tests passed, (\d+) tests? failed out of (\d+)$", re.MULTILINE)
-_NEXT = re.compile(r"^\s*(?:Start\s+\d+:|\d+/\d+ Test\s+#)|^\d+% tests passed", re.MULTILINE)
+_NEXT = re.compile(r"^[ \t]*(?:Start[ \t]+\d+:|\d+/\d+ Test[ \t]+#)|^\d+% tests passed", re.MULTILINE)
 _SOURCE = r"[^\s:][^:\n]*\.(?:c|h|cc|cpp|cxx|c\+\+|hpp|hh|hxx|ipp|m|mm|cu)"
 _PLACE = re.compile(r"(?:^|(?<=[\s(]))([^\s:(][^\s:]*\.(?:c|h|cc|cpp|cxx|hpp|hh|m|mm)):\d+")
 _GCC = re.compile(
@@ -30,6 +30,8 @@ def _status(text: str) -> str:
 
 
 def parse_ctest(text: str) -> Parse | None:
+    if not mentions(text, "Test #", "tests passed"):
+        return None
     summary = _SUMMARY.search(text)
     tests = list(_TEST.finditer(text))
     if summary is None and not tests:

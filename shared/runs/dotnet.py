@@ -4,20 +4,23 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
 _MARK = re.compile(
-    r"^\s*(?:Failed|Passed)!\s+-\s+Failed:|^\s*Failed [\w.]+|\): error [A-Z]+\d+: ", re.MULTILINE
+    r"^[ \t]*(?:Failed|Passed)![ \t]+-[ \t]+Failed:|^[ \t]*Failed [\w.]+|\): error [A-Z]+\d+: ", re.MULTILINE
 )
-_TEST = re.compile(r"^\s*Failed ([^\s\[]+)(?: \[[^\]\n]*\])?$", re.MULTILINE)
-_SECTION = re.compile(r"^\s*(Error Message|Stack Trace|Standard Output Messages):$", re.MULTILINE)
-_FRAME = re.compile(r"^\s+at ([^\n]+?) in ([^\n]+?):line \d+$", re.MULTILINE)
+_BUILD_MARK = re.compile(r"\): error (?!TS)[A-Z]+\d+: ")
+_TEST = re.compile(r"^[ \t]*Failed ([^\s\[]+)(?: \[[^\]\n]*\])?$", re.MULTILINE)
+_SECTION = re.compile(r"^[ \t]*(Error Message|Stack Trace|Standard Output Messages):$", re.MULTILINE)
+_FRAME = re.compile(r"^[ \t]+at ([^\n]+?) in ([^\n]+?):line \d+$", re.MULTILINE)
 _EXCEPTION = re.compile(r"^((?:[\w`]+\.)*\w+(?:Exception|Error)) : (.*)$")
 _ASSERT = re.compile(r"^(Assert\.\w+)(?:\(\))? (?:Failure|failed)")
-_TOTALS = re.compile(r"^\s*(?:Failed|Passed)!\s+-\s+Failed:\s*(\d+), Passed:\s*(\d+)", re.MULTILINE)
+_TOTALS = re.compile(
+    r"^[ \t]*(?:Failed|Passed)![ \t]+-[ \t]+Failed:[ \t]*(\d+), Passed:[ \t]*(\d+)", re.MULTILINE
+)
 # C#, F#, VB and MSBuild errors; TypeScript's own codes are tsc's.
 _BUILD = re.compile(
-    r"^\s*([^\s(][^(\n]*)\(\d+,\d+\): error ((?!TS)[A-Z]+\d+): ([^\n]*?)(?: \[[^\]\n]*\])?$", re.MULTILINE
+    r"^[ \t]*([^\s(][^(\n]*)\(\d+,\d+\): error ((?!TS)[A-Z]+\d+): ([^\n]*?)(?: \[[^\]\n]*\])?$", re.MULTILINE
 )
 
 
@@ -27,6 +30,8 @@ def _function(call: str) -> str:
 
 
 def parse_dotnet(text: str) -> Parse | None:
+    if not mentions(text, "Failed!", "Passed!", "Error Message:") and not _BUILD_MARK.search(text):
+        return None
     if not _MARK.search(text):
         return None
     found = [Found(None, code, message, [Frame(path)]) for path, code, message in _BUILD.findall(text)]

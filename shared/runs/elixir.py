@@ -15,14 +15,14 @@ _EXTRA = re.compile(r"(\d+) (?:excluded|skipped|invalid)")
 _HEAD = re.compile(r"^  \d+\) (.+ \(\S+\))$", re.MULTILINE)
 _END = re.compile(r"^(?:Finished in |\.*$)", re.MULTILINE)
 _RAISED = re.compile(r"^\*\* \(([\w.]+)\) (.*)$")
-_FRAME = re.compile(r"^\s+(?:\([\w.-]+ [\w.+-]+\) )?([^\s:(][^:\n]*\.exs?):\d+: ([^\n]*)$", re.MULTILINE)
+_FRAME = re.compile(r"^[ \t]+(?:\([\w.-]+ [\w.+-]+\) )?([^\s:(][^:\n]*\.exs?):\d+: ([^\n]*)$", re.MULTILINE)
 _COMPILE = re.compile(r"^\*\* \((\w+Error)\) ([^\s:][^:\n]*\.exs?):\d+(?::\d+)?: ([^\n]*)$", re.MULTILINE)
 # Elixir >= 1.15: "error: message", a source excerpt, then "└─ lib/x.ex:2:16: Mod.fun/0".
 _COMPILE_NEW = re.compile(
     r"^error: ([^\n]*)\n(?:[^\n]*\n){0,12}?[ \t]*└─ ([^\s:][^:\n]*\.exs?):\d+(?::\d+)?(?:: ([^\n]*))?$",
     re.MULTILINE,
 )
-_MARK = ("** (", "tests,", "test,", "error: ")
+_MARK = ("** (", "└─", " tests, ", " test, ")
 
 
 def _frame(path: str, label: str) -> Frame:

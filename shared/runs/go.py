@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
 _MARK = re.compile(r"^(?:--- FAIL: |FAIL\t|ok  \t|# \S|panic: )|\.go:\d+:\d+: ", re.MULTILINE)
 _LINE = re.compile(
@@ -15,7 +15,7 @@ _LINE = re.compile(
 )
 _COMPILE = re.compile(r"^(?:vet: )?([^\s:][^:\n]*\.go):\d+:\d+: ([^\n]*)$", re.MULTILINE)
 _LINTER = re.compile(r" \(([\w-]+)\)$")
-_GOROUTINE = re.compile(r"^([\w./*()-]+)\([^\n]*\)\n\t([^\n]+\.go):\d+", re.MULTILINE)
+_GOROUTINE = re.compile(r"^((?:[\w./-]|\(\*?\w+\))+)\([^\n]*\)\n\t([^\n]+\.go):\d+", re.MULTILINE)
 
 
 class _Test:
@@ -26,25 +26,27 @@ class _Test:
         self.panic: tuple[str, list[Frame]] | None = None
 
 
-def _tests(text: str) -> tuple[list[_Test], int, int, bool]:
+def _tests(text: str) -> tuple[list[_Test], int, bool]:
     tests: dict[str, _Test] = {}
     current: _Test | None = None
-    passed = failed = 0
+    passed = 0
     verbose = False
     for line in _LINE.finditer(text):
         marker, status, name, file, message, panic = line.group(2, 3, 4, 5, 6, 7)
         if marker:
             current = tests.setdefault(name, _Test(name))
             verbose = verbose or marker == "==="
-            if status == "FAIL":
-                current.failed, failed = True, failed + 1
+            current.failed = current.failed or status == "FAIL"
             passed += status == "PASS"
         elif file and current is not None:
             current.messages.append((file, message))
-        elif panic is not None and current is not None:
-            frames = [Frame(path, symbol.rsplit(".", 1)[-1]) for symbol, path in _GOROUTINE.findall(text)]
+        elif panic is not None and current is not None and current.panic is None:
+            # The goroutine dump that follows, up to the package's FAIL line.
+            end = text.find("\nFAIL", line.end())
+            dump = text[line.end() : end if end > 0 else len(text)]
+            frames = [Frame(path, symbol.rsplit(".", 1)[-1]) for symbol, path in _GOROUTINE.findall(dump)]
             current.panic = (panic, frames[::-1])
-    return list(tests.values()), passed, failed, verbose
+    return list(tests.values()), passed, verbose
 
 
 def _failures(tests: list[_Test]) -> list[Found]:
@@ -74,9 +76,11 @@ def _compile(text: str, *, linters: bool) -> list[Found]:
 
 
 def parse_go(text: str) -> Parse | None:
+    if not mentions(text, "--- FAIL", "--- PASS", "FAIL\t", "ok  \t", ".go:", "panic: "):
+        return None
     if not _MARK.search(text):
         return None
-    tests, passed, _, verbose = _tests(text)
+    tests, passed, verbose = _tests(text)
     failing = [test.name for test in tests if test.failed]
     failed = sum(not any(other.startswith(name + "/") for other in failing) for name in failing)
     found = _compile(text, linters=False) + _failures(tests)
@@ -87,5 +91,7 @@ def parse_go(text: str) -> Parse | None:
 
 
 def parse_go_lint(text: str) -> Parse | None:
+    if not mentions(text, ".go:", "0 issues"):
+        return None
     found = _compile(text, linters=True)
     return Parse("golangci-lint", found, family="go") if found or "0 issues" in text else None

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse, last_match
+from learning_memory.shared.runs.model import Found, Frame, Parse, last_match, mentions
 
 _AT = re.compile(r"^[ \t]+at [^\n]+$", re.MULTILINE)
 _ERROR_LINE = re.compile(r"^((?:[A-Za-z_$][\w$]*\.)*[A-Z][\w$]*)(?: \[[\w-]+\])?: (.*)$")
@@ -13,19 +13,19 @@ _CALL_SITE = re.compile(r"^(?:async )?(?:Object|Context|TestContext|Test|new Pro
 
 _JEST_FILE = re.compile(r"^(PASS|FAIL) (\S+)", re.MULTILINE)
 _JEST_HEAD = re.compile(r"^  ● (.+)$", re.MULTILINE)
-_JEST_TESTS = re.compile(r"^Tests:\s+(.*?)\d+ total$", re.MULTILINE)
+_JEST_TESTS = re.compile(r"^Tests:[ \t]+(.*?)\d+ total$", re.MULTILINE)
 _JEST_END = re.compile(r"^(?:Test Suites:|Tests:|Summary of all failing tests)", re.MULTILINE)
-_CODE_FRAME = re.compile(r"^\s*>?\s*\d+ \||^\s+\|")
+_CODE_FRAME = re.compile(r"^[ \t]*>?[ \t]*\d+ \||^[ \t]+\|")
 _PAIR = re.compile(r"(\d+) (passed|failed|passing|failing)")
 
 _VITEST_HEAD = re.compile(r"^ FAIL  (.+?)(?: \[ [^\]\n]+ \])?$", re.MULTILINE)
 _VITEST_RULE = re.compile(r"^⎯{3,}", re.MULTILINE)
-_VITEST_TESTS = re.compile(r"^\s+Tests\s+(.*)\(\d+\)$", re.MULTILINE)
-_VITEST_MARK = re.compile(r"^\s+Test Files\s+", re.MULTILINE)
+_VITEST_TESTS = re.compile(r"^[ \t]+Tests[ \t]+(.*)\(\d+\)$", re.MULTILINE)
+_VITEST_MARK = re.compile(r"^[ \t]+Test Files[ \t]+", re.MULTILINE)
 _VITEST_FRAME = re.compile(r"^ ❯ (?:(\S+) )?([^\s:]+):\d+:\d+$", re.MULTILINE)
 
-_MOCHA_PASSING = re.compile(r"^\s+(\d+) passing \(", re.MULTILINE)
-_MOCHA_FAILING = re.compile(r"^\s+(\d+) failing$", re.MULTILINE)
+_MOCHA_PASSING = re.compile(r"^[ \t]+(\d+) passing \(", re.MULTILINE)
+_MOCHA_FAILING = re.compile(r"^[ \t]+(\d+) failing$", re.MULTILINE)
 _MOCHA_HEAD = re.compile(r"^  \d+\) ", re.MULTILINE)
 
 _TAP_LINE = re.compile(r"^([ \t]*)(?:# Subtest: (.+)|not ok \d+ - (.+))$", re.MULTILINE)
@@ -92,12 +92,14 @@ def _message_lines(block: str) -> list[str]:
 
 
 def parse_jest(text: str) -> Parse | None:
-    summary = _JEST_TESTS.search(text)
-    files = list(_JEST_FILE.finditer(text))
-    if summary is None and not files:
+    if not mentions(text, "Tests:", "PASS ", "FAIL "):
         return None
-    found: list[Found] = []
+    summary = _JEST_TESTS.search(text)
     heads = list(_JEST_HEAD.finditer(text))
+    if summary is None and not heads:
+        return None  # a stray "FAIL x" line is not a jest report
+    files = list(_JEST_FILE.finditer(text))
+    found: list[Found] = []
     for index, head in enumerate(heads):
         title = head.group(1).strip()
         if title == "Console":
@@ -118,6 +120,8 @@ def parse_jest(text: str) -> Parse | None:
 
 
 def parse_vitest(text: str) -> Parse | None:
+    if not mentions(text, "Test Files", " FAIL  "):
+        return None
     if not _VITEST_MARK.search(text) and not _VITEST_HEAD.search(text):
         return None
     found: list[Found] = []
@@ -143,6 +147,8 @@ def parse_vitest(text: str) -> Parse | None:
 
 
 def parse_mocha(text: str) -> Parse | None:
+    if not mentions(text, " passing ("):
+        return None
     passing = _MOCHA_PASSING.search(text)
     if passing is None:
         return None
@@ -192,6 +198,8 @@ def _tap_fields(block: str) -> tuple[dict[str, str], list[str], list[str]]:
 
 
 def parse_node_tap(text: str) -> Parse | None:
+    if not mentions(text, "# pass "):
+        return None
     counts = dict(_TAP_COUNT.findall(text))
     if "pass" not in counts or "fail" not in counts:
         return None
@@ -232,6 +240,8 @@ def parse_tsc(text: str) -> Parse | None:
 
 
 def parse_eslint(text: str) -> Parse | None:
+    if not mentions(text, "✖"):  # stylish closes every report with its count of problems
+        return None
     done = _ESLINT_DONE.search(text)
     rows = list(_ESLINT_ROW.finditer(text))
     if not rows:

@@ -4,20 +4,20 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
 _LEVEL = re.compile(r"^\[(?:INFO|ERROR|WARNING|WARN|DEBUG)\] ?", re.MULTILINE)
 _SUREFIRE_MARK = re.compile(r"Tests run: \d+, Failures: \d+|COMPILATION ERROR|\.java:\[\d+,\d+\] ")
 # Surefire 3 ("pkg.Class.method -- Time elapsed: ... <<< FAILURE!") and 2 ("method(pkg.Class)  Time ...").
 _SUREFIRE_TEST = re.compile(
-    r"^(?:([\w.$]+)\.([\w$\[\]]+) -- |([\w$\[\]]+)\(([\w.$]+)\)\s+)"
+    r"^(?:([\w.$]+)\.([\w$\[\]]+) -- |([\w$\[\]]+)\(([\w.$]+)\)[ \t]+)"
     r"Time elapsed:[^\n]*<<< (?:FAILURE|ERROR)!$",
     re.MULTILINE,
 )
 _TOTAL = re.compile(r"^Tests run: (\d+), Failures: (\d+), Errors: (\d+), Skipped: (\d+)$", re.MULTILINE)
 _MAVEN_COMPILE = re.compile(r"^(\S[^\n]*?\.(?:java|kt|scala)):\[\d+,\d+\] ([^\n]*)$", re.MULTILINE)
 _EXCEPTION = re.compile(r"^((?:[\w$]+\.)*[\w$]+)(?:: ([^\n]*))?$")
-_AT = re.compile(r"^\s+at (?:[\w.-]+//)?([\w$.<>]+)\(([^)\n]*)\)$", re.MULTILINE)
+_AT = re.compile(r"^[ \t]+at (?:[\w.-]+//)?([\w$.<>]+)\(([^)\n]*)\)$", re.MULTILINE)
 
 _GRADLE_TEST = re.compile(r"^([\w.$]+) > ([^\n]+?) FAILED$", re.MULTILINE)
 _GRADLE_CAUSE = re.compile(r"^    ((?:[\w$]+\.)+[\w$]+)(?:: ([^\n]*?))?(?: at ([\w$]+\.\w+):\d+)?$")
@@ -49,12 +49,14 @@ def _own_package(test_class: str) -> str:
 
 
 def parse_maven(text: str) -> Parse | None:
+    if not mentions(text, "Tests run:", "COMPILATION ERROR", ".java:["):
+        return None
     if not _SUREFIRE_MARK.search(text):
         return None
     text = _LEVEL.sub("", text)
     found: list[Found] = []
     for path, message in _MAVEN_COMPILE.findall(text):
-        found.append(Found(None, None, message, [Frame(path)]))
+        found.append(Found(None, None, message, [Frame(path)], family="javac"))
     tests = list(_SUREFIRE_TEST.finditer(text))
     for index, test in enumerate(tests):
         test_class, method = test.group(1, 2) if test.group(1) else test.group(4, 3)
@@ -76,6 +78,8 @@ def parse_maven(text: str) -> Parse | None:
 
 
 def parse_gradle(text: str) -> Parse | None:
+    if not mentions(text, "> Task :", "BUILD ", "tests completed"):
+        return None
     if not _GRADLE_MARK.search(text):
         return None
     found = _compile_errors(text)
@@ -94,8 +98,15 @@ def parse_gradle(text: str) -> Parse | None:
 
 
 def _compile_errors(text: str) -> list[Found]:
-    found = [Found(None, None, message, [Frame(path)]) for path, message in _JAVAC.findall(text)]
-    found += [Found(None, None, message, [Frame(path)]) for path, message in _KOTLINC.findall(text)]
+    found: list[Found] = []
+    if ".java:" in text:
+        found += [
+            Found(None, None, message, [Frame(path)], family="javac")
+            for path, message in _JAVAC.findall(text)
+        ]
+    if "e: " in text:
+        kotlin = _KOTLINC.findall(text)
+        found += [Found(None, None, message, [Frame(path)], family="kotlinc") for path, message in kotlin]
     return found
 
 

@@ -50,6 +50,7 @@ class Found:
     error_type: str | None
     message: str
     frames: list[Frame] = field(default_factory=list)
+    family: str | None = None  # when not the parse's own (javac's errors read through maven)
 
 
 @dataclass(slots=True)
@@ -109,3 +110,9 @@ def last_match(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
     for found in pattern.finditer(text):  # noqa: B007 - the last one is wanted
         pass
     return found
+
+
+def mentions(text: str, *words: str) -> bool:
+    """Whether ``text`` holds one of ``words``: a substring test costs little next to a regex scan, so
+    each parser asks it first and leaves the output of other tools at once."""
+    return any(word in text for word in words)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
 _MARK = re.compile(
     r"^(?:Tests: \d+, Assertions: \d+|OK \(\d+ tests?, \d+ assertions?\)|PHPUnit \d)", re.MULTILINE
@@ -19,6 +19,8 @@ _PART = re.compile(r"(\w+): (\d+)")
 
 
 def parse_phpunit(text: str) -> Parse | None:
+    if not mentions(text, "Tests: ", "OK (", "PHPUnit "):
+        return None
     if not _MARK.search(text):
         return None
     found: list[Found] = []

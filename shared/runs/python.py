@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse, last_match
+from learning_memory.shared.runs.model import Found, Frame, Parse, last_match, mentions
 
 _PYTEST_MARK = re.compile(
     r"^=+ (?:FAILURES|ERRORS|short test summary info|test session starts) =+$"
@@ -106,6 +106,23 @@ def _section(name: str, body: str, summary: dict[str, str]) -> Found:
 
 
 def parse_pytest(text: str) -> Parse | None:
+    if not mentions(
+        text,
+        "passed",
+        "failed",
+        "error",
+        "FAILURES",
+        "ERRORS",
+        "FAILED",
+        "ERROR",
+        "skipped",
+        "deselected",
+        "xfail",
+        "xpass",
+        "warning",
+        "no tests ran",
+    ):
+        return None
     if not _PYTEST_MARK.search(text):
         return None
     summary = {node: (message or "") for _kind, node, message in _SUMMARY.findall(text)}
@@ -166,6 +183,8 @@ def parse_traceback(text: str) -> Parse | None:
 
 
 def parse_unittest(text: str) -> Parse | None:
+    if not mentions(text, "Ran "):
+        return None
     ran = last_match(_UNITTEST_RAN, text)
     if ran is None:
         return None

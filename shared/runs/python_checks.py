@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
 _MYPY = re.compile(r"^([^\s:][^:\n]*\.pyi?):\d+(?::\d+)?: error: (.*)$", re.MULTILINE)
 _MYPY_DONE = re.compile(r"^(?:Found \d+ errors? in \d+ files?|Success: no issues found)", re.MULTILINE)
-_MYPY_CODE = re.compile(r"\s+\[([\w-]+)\]$")
+_MYPY_CODE = re.compile(r"  \[([\w-]+)\]$")
 _LOCATED = re.compile(r"^\S+:\d+(?::\d+)?: ")
 # ruff's default ("full") output: the rule and message, then an arrow to the place.
 _RUFF_FULL = re.compile(
@@ -29,6 +29,8 @@ _PYLINT_CODE = re.compile(r"^[CRWEFI]\d{4}$")
 
 
 def parse_mypy(text: str) -> Parse | None:
+    if not mentions(text, "error: ", "Success: no issues"):
+        return None
     if "error: " not in text and not _MYPY_DONE.search(text):
         return None
     found: list[Found] = []
@@ -58,6 +60,10 @@ def _pretty_continuation(text: str, start: int) -> str:
 
 
 def parse_ruff(text: str) -> Parse | None:
+    if not mentions(
+        text, "-->", "Would reformat", "All checks passed", "Found ", ".py:", "would be reformatted"
+    ):
+        return None
     found = [Found(None, rule, message, [Frame(path)]) for rule, message, path in _RUFF_FULL.findall(text)]
     for would, arrow in _RUFF_FORMAT.findall(text):
         found.append(Found(None, "format", "file would be reformatted", [Frame(would or arrow)]))
@@ -70,6 +76,8 @@ def parse_ruff(text: str) -> Parse | None:
 
 
 def parse_lint_lines(text: str) -> Parse | None:
+    if not mentions(text, ".py:", ".pyi:"):
+        return None
     found: list[Found] = []
     pylint = False
     for path, code, message, symbol in _LINT_LINE.findall(text):

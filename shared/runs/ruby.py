@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse, last_match
+from learning_memory.shared.runs.model import Found, Frame, Parse, last_match, mentions
 
 _RSPEC_COUNTS = re.compile(r"^(\d+) examples?, (\d+) failures?(?:, (\d+) pending)?", re.MULTILINE)
 _RSPEC_HEAD = re.compile(r"^  \d+\) ([^\n]+)$", re.MULTILINE)
 _RSPEC_END = re.compile(r"^(?:Finished in |Failed examples:|Top \d+ slowest)", re.MULTILINE)
-_RSPEC_FRAME = re.compile(r"^\s+# ([^\s:]+):\d+:in [`']([^'\n]+)'$", re.MULTILINE)
-_RUBY_FRAME = re.compile(r"^\s+([^\s:]+):\d+:in [`']([^'\n]+)'$", re.MULTILINE)
+_RSPEC_FRAME = re.compile(r"^[ \t]+# ([^\s:]+):\d+:in [`']([^'\n]+)'$", re.MULTILINE)
+_RUBY_FRAME = re.compile(r"^[ \t]+([^\s:]+):\d+:in [`']([^'\n]+)'$", re.MULTILINE)
 _CLASS_LINE = re.compile(r"^((?:[A-Z]\w*::)*[A-Z]\w*):$")
 _CLASS_MESSAGE = re.compile(r"^((?:[A-Z]\w*::)*[A-Z]\w*): (.*)$")
 _METHOD = re.compile(r"^[\w#.:?!=\[\]]+$")
@@ -37,6 +37,8 @@ def _ruby_frames(pattern: re.Pattern[str], block: str) -> list[Frame]:
 
 
 def parse_rspec(text: str) -> Parse | None:
+    if not mentions(text, " example"):
+        return None
     counts = _RSPEC_COUNTS.search(text)
     if counts is None:
         return None
@@ -59,6 +61,8 @@ def parse_rspec(text: str) -> Parse | None:
 
 
 def parse_minitest(text: str) -> Parse | None:
+    if not mentions(text, " assertions, "):
+        return None
     counts = last_match(_MINITEST_COUNTS, text)
     if counts is None:
         return None
@@ -86,6 +90,8 @@ def parse_minitest(text: str) -> Parse | None:
 
 
 def parse_rubocop(text: str) -> Parse | None:
+    if not mentions(text, "inspected", ": C: ", ": W: ", ": E: ", ": F: "):
+        return None
     found = [Found(None, cop, message, [Frame(path)]) for path, cop, message in _RUBOCOP.findall(text)]
     if not found and not _RUBOCOP_DONE.search(text):
         return None

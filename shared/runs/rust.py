@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse
+from learning_memory.shared.runs.model import Found, Frame, Parse, mentions
 
-_MARK = re.compile(r"^error(?:\[E\d+\])?: |^test result: |panicked at |^\s+Summary \[", re.MULTILINE)
+_MARK = re.compile(r"^error(?:\[E\d+\])?: |^test result: |panicked at |^[ \t]+Summary \[", re.MULTILINE)
 _ERROR = re.compile(r"^error(?:\[(E\d+)\])?: ([^\n]+)\n[ \t]*--> ([^\n]+?):\d+:\d+$", re.MULTILINE)
 _NEXT_DIAGNOSTIC = re.compile(r"^(?:error|warning)(?:\[\w+\])?: ", re.MULTILINE)
 _LINT = re.compile(r"`-D ([\w:-]+)` implied by|#\[deny\(([\w:]+)\)\]` on by default")
@@ -15,13 +15,13 @@ _PANIC = re.compile(
     r"^thread '([^'\n]+)'(?: \(\d+\))? panicked at (?:([^\n]+?):\d+:\d+:$|'([^\n]*)', ([^\n]+?):\d+:\d+$)",
     re.MULTILINE,
 )
-_PANIC_END = re.compile(r"^(?:note: |stack backtrace:|---- |failures:|\s*$|──|\s+(?:STDERR|STDOUT):)")
-_BACKTRACE = re.compile(r"^\s+\d+: ([^\n]+)\n\s+at ([^\n]+?):\d+:\d+$", re.MULTILINE)
+_PANIC_END = re.compile(r"^(?:note: |stack backtrace:|---- |failures:|[ \t]*$|──|[ \t]+(?:STDERR|STDOUT):)")
+_BACKTRACE = re.compile(r"^[ \t]+\d+: ([^\n]+)\n[ \t]+at ([^\n]+?):\d+:\d+$", re.MULTILINE)
 _BLOCK_END = re.compile(
-    r"^(?:---- |failures:$|test result: |\s+(?:PASS|FAIL|SIGSEGV|SIGABRT) \[)", re.MULTILINE
+    r"^(?:---- |failures:$|test result: |[ \t]+(?:PASS|FAIL|SIGSEGV|SIGABRT) \[)", re.MULTILINE
 )
 _RESULT = re.compile(r"^test result: \w+\. (\d+) passed; (\d+) failed", re.MULTILINE)
-_NEXTEST = re.compile(r"^\s+Summary \[[^\]\n]*\]\s+\d+ tests? run: ([^\n]*)$", re.MULTILINE)
+_NEXTEST = re.compile(r"^[ \t]+Summary \[[^\]\n]*\][ \t]+\d+ tests? run: ([^\n]*)$", re.MULTILINE)
 _PAIR = re.compile(r"(\d+) (passed|failed)")
 # cargo's own closing words say only that something before failed.
 _NOT_A_CAUSE = ("could not compile", "aborting due to", "test failed, to rerun", "process didn't exit")
@@ -69,6 +69,10 @@ def _panics(text: str) -> list[Found]:
 
 
 def parse_cargo(text: str) -> Parse | None:
+    if not mentions(
+        text, "error[E", "\nerror: ", "test result:", "panicked at", "Summary ["
+    ) and not text.startswith("error"):
+        return None
     if not _MARK.search(text):
         return None
     found = _compile_errors(text) + _panics(text)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from learning_memory.shared.runs.model import Found, Frame, Parse, last_match
+from learning_memory.shared.runs.model import Found, Frame, Parse, last_match, mentions
 
 _MARK = re.compile(
     r"Executed \d+ tests?, with|^Test Suite '|Test run with \d+ tests?|\.swift:\d+:", re.MULTILINE
@@ -34,6 +34,8 @@ def _test_id(name: str) -> str:
 
 
 def parse_swift(text: str) -> Parse | None:
+    if not mentions(text, "Executed ", "Test Suite '", "Test run with", ".swift:"):
+        return None
     if not _MARK.search(text):
         return None
     found = [Found(None, None, message, [Frame(path)]) for path, message in _COMPILE.findall(text)]
