@@ -19,7 +19,6 @@ from pydantic import Field
 
 from learning_memory.server.capture.fix_hints import fix_hints
 from learning_memory.server.capture.mining import mine_soon
-from learning_memory.server.hooks import run_outcomes
 from learning_memory.server.hooks.hook_output import NOTHING, Cwd, HookAnswer, SessionId, ToolUseId, tracking
 from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.services.context_assembly import assemble, render
@@ -45,6 +44,7 @@ _PREDICTS_RUN = re.compile(
     r"vitest|cargo|go test|spec(s)?|assert\w*)\b",
     re.IGNORECASE,
 )
+_EXIT = re.compile(r"Exit code (\d+)")
 
 
 def _bears_on(prediction: str) -> bool:
@@ -144,7 +144,7 @@ async def hook_tool_outcome(
 
     async def work() -> HookAnswer:
         failed_run = event == "PostToolUseFailure"
-        code = (run_outcomes.exit_code(error) or 1) if failed_run else 0
+        code = _exit_code(error) if failed_run else 0
         text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
         where = app.capture.place(utf8_safe(cwd)) if session_id else None
         worktree = str(where.worktree) if where else None
@@ -167,6 +167,12 @@ async def hook_tool_outcome(
         return HookAnswer.context(event, "\n".join(lines)) if lines else NOTHING
 
     return await within_budget(app, "tool_outcome", work, NOTHING, needs_worker=False)
+
+
+def _exit_code(error: str) -> int:
+    """The status Claude Code's error text of a failed Bash call starts with ("Exit code N")."""
+    found = _EXIT.match(error.lstrip())
+    return int(found.group(1)) if found else 1
 
 
 async def _add_evidence(app: AppServices, command: str, outcome: RunOutcome) -> GhapEntry | None:
