@@ -87,7 +87,7 @@ async def hook_file_changed(
 
 async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str, file: str) -> HookAnswer:
     """The fixes anchored to ``file``, the first time the session touches it."""
-    where = app.capture.place(cwd)
+    where = await asyncio.to_thread(app.capture.place, cwd)
     if where is None or not app.capture.first_touch(session_id, where, file):
         return NOTHING
     text = await asyncio.to_thread(file_lessons, app.capture.fixes, where.project, where.worktree, file)
@@ -111,7 +111,7 @@ async def hook_file_read(
         return NOTHING
 
     async def work() -> HookAnswer:
-        where = app.capture.place(folder)
+        where = await asyncio.to_thread(app.capture.place, folder)
         if where is None:
             return NOTHING
         return await _lessons_once(app, "PostToolUse", sid, folder, app.capture.relative(where, path))

@@ -106,14 +106,15 @@ async def hook_prompt_context(
 
 
 async def _record_prompt(app: AppServices, session_id: str, cwd: str, prompt: str) -> None:
-    """Mine what the session did before this prompt, then log the prompt: a new task starts."""
+    """Log the prompt (a new task starts, which settles the last one), then mine the log; the
+    line is written first, so a queue that does not answer costs the log nothing."""
 
     async def work() -> None:
         where = await asyncio.to_thread(app.capture.place, cwd) if session_id else None
         if where is None:
             return
-        await mine_soon(app, session_id, where)
         await asyncio.to_thread(app.capture.prompt, session_id, cwd, prompt)
+        await mine_soon(app, session_id, where)
 
     await within_budget(app, "capture_prompt", work, None, needs_worker=False)
 
@@ -146,7 +147,7 @@ async def hook_tool_outcome(
         failed_run = event == "PostToolUseFailure"
         code = _exit_code(error) if failed_run else 0
         text = "\n".join(part[-MAX_OUTPUT_CHARS:] for part in (output, stderr, error) if part)
-        where = app.capture.place(utf8_safe(cwd)) if session_id else None
+        where = await asyncio.to_thread(app.capture.place, utf8_safe(cwd)) if session_id else None
         worktree = str(where.worktree) if where else None
         outcome = runs.read_run(utf8_safe(command), utf8_safe(text), code, worktree=worktree)
         entry = await _add_evidence(app, command, outcome) if outcome.kind in ("test", "build") else None
