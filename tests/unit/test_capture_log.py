@@ -9,6 +9,8 @@ import subprocess
 from datetime import UTC, datetime
 from pathlib import Path
 
+import pytest
+
 from learning_memory.server.capture import project
 from learning_memory.server.capture.recorder import Recorder, changed_lines
 from learning_memory.server.capture.session_log import SessionLog, safe_name
@@ -187,3 +189,41 @@ def test_a_commit_made_by_a_command_is_an_event(tmp_path: Path) -> None:
     assert recorder.prompt("", str(root), "x") is None and recorder.marker("end", "s1", " ") is None
     lines = _lines(recorder.log.path(run.project, "s1"))
     assert [line["type"] for line in lines] == ["prompt", "run", "commit", "run", "run", "edit", "stop"]
+
+
+def test_the_session_end_command_logs_the_end_and_mines_detached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from learning_memory.server.capture import session_end
+
+    root = _repo(tmp_path / "r")
+    data = tmp_path / "data"
+    monkeypatch.setenv("LMS_DATA_DIR", str(data))
+    started: list[Path] = []
+    monkeypatch.setattr(session_end, "mine_detached", started.append)
+    recorder = Recorder(data / "capture", data / "capture" / "fixes.sqlite3")
+    assert recorder.prompt("s1", str(root), "fix it") is not None
+
+    assert session_end.main(io.StringIO(json.dumps({"session_id": "s1", "cwd": str(root)}))) == 0
+    log = recorder.log.path(project.place_of(str(root)).project, "s1")
+    assert started == [log] and json.loads(log.read_text().splitlines()[-1])["type"] == "end"
+    assert session_end.main(io.StringIO("not json")) == 0  # fails open, says nothing
+    monkeypatch.setenv("LMS_CAPTURE", "false")
+    assert session_end.main(io.StringIO(json.dumps({"session_id": "s1", "cwd": str(root)}))) == 0
+    assert len(started) == 1
+
+
+def test_mining_detached_starts_our_own_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from learning_memory.server.capture import session_end
+
+    seen: list[list[str]] = []
+
+    class Recorded:
+        def __init__(self, args: list[str], **_: object) -> None:
+            seen.append(args)
+
+    monkeypatch.setattr(session_end.subprocess, "Popen", Recorded)
+    session_end.mine_detached(tmp_path / "s.jsonl")
+    assert seen and seen[0][1:4] == ["-m", "learning_memory", "mine"]
