@@ -224,6 +224,6 @@ def test_mining_detached_starts_our_own_cli(tmp_path: Path, monkeypatch: pytest.
         def __init__(self, args: list[str], **_: object) -> None:
             seen.append(args)
 
-    monkeypatch.setattr(session_end.subprocess, "Popen", Recorded)
+    monkeypatch.setattr(subprocess, "Popen", Recorded)
     session_end.mine_detached(tmp_path / "s.jsonl")
     assert seen and seen[0][1:4] == ["-m", "learning_memory", "mine"]

@@ -49,7 +49,7 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     if not events:
         return MineSessionResponse(episodes=0, stored=0, merged=0, absorbed=0)
     commits = await asyncio.to_thread(session_commits, events)
-    episodes = mine(events, commits)
+    episodes = await asyncio.to_thread(mine, events, commits)
     records = await asyncio.to_thread(episode_records, episodes, request.project)
     index = FixIndex(fix_index_path(run.services.settings.data_dir))
     change = await asyncio.to_thread(
