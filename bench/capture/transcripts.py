@@ -14,6 +14,11 @@ What fires, and where in the file:
 - ``Stop`` when an assistant turn ends (before the next turn starts, or at the end of the file),
   unless the person interrupted it; ``PreCompact`` at a ``compact_boundary`` line; ``SessionEnd``
   at the end.
+
+Every event but SessionEnd carries the permission mode, and each carries the ``prompt_id`` of the
+turn's prompt when the lines hold one (``promptId``, Claude Code 2.1.330): as Claude Code sends
+them. What a transcript does not keep is left out or estimated: ``duration_ms`` is the gap between
+the call's line and the result's, a little longer than the tool ran.
 """
 
 from __future__ import annotations
@@ -153,6 +158,7 @@ class _Reader:
         self.cwd = ""
         self.first_cwd = ""
         self.permission_mode = "default"
+        self.prompt_id = ""
         self.tool_uses: dict[str, tuple[str, dict[str, Any], datetime | None]] = {}
         self.answered: set[str] = set()
         self.seen: set[str] = set()
@@ -162,13 +168,16 @@ class _Reader:
         self.started_at: datetime | None = None
 
     def emit(self, name: str, line_no: int, **fields: Any) -> None:
-        base = {
+        base: dict[str, Any] = {
             "session_id": self.session_id,
             "transcript_path": str(self.path),
             "cwd": self.cwd,
-            "permission_mode": self.permission_mode,
-            "hook_event_name": name,
         }
+        if self.prompt_id:  # the prompt the event belongs to (Claude Code 2.1.330 and later)
+            base["prompt_id"] = self.prompt_id
+        if name != "SessionEnd":  # Claude Code gives SessionEnd no permission mode
+            base["permission_mode"] = self.permission_mode
+        base["hook_event_name"] = name
         self.events.append(HookEvent(name, base | fields, line_no))
 
     def end_turn(self, line_no: int) -> None:
@@ -188,6 +197,8 @@ class _Reader:
         self.cwd = str(line.get("cwd") or self.cwd)
         self.first_cwd = self.first_cwd or self.cwd
         self.permission_mode = str(line.get("permissionMode") or self.permission_mode)
+        if line.get("type") == "user" and not line.get("isSidechain"):
+            self.prompt_id = str(line.get("promptId") or self.prompt_id)
         self.started_at = self.started_at or _timestamp(line)
         kind = line.get("type")
         if kind == "assistant":
