@@ -193,3 +193,35 @@ def test_the_recorder_logs_what_was_shown_once_each_and_bounded(tmp_path: Path) 
     assert event is not None and event.items[:2] == [HINT, "mem:0"] and len(event.items) == 20
     assert recorder.injected("", str(tmp_path), [HINT], "prompt") is None
     assert recorder.injected("s1", str(tmp_path), [], "prompt") is None
+
+
+async def test_hits_are_given_their_counts(tmp_path: Path) -> None:
+    from learning_memory.shared.contracts.learning import ClusterMember
+    from learning_memory.worker.capture.feedback import with_outcomes
+
+    record(FixIndex(fix_index_path(tmp_path)), "s1", feedback(HINT, "ep1", False))
+
+    def member(ghap_id: str) -> ClusterMember:
+        return ClusterMember(
+            id="p",
+            ghap_id=ghap_id,
+            domain="debugging",
+            strategy="read-the-error",
+            goal="g",
+            hypothesis="h",
+            action="a",
+            prediction="p",
+            outcome_status="confirmed",
+            outcome_result="r",
+            confidence_tier="auto",
+            score=0.5,
+            created_at=T0,
+        )
+
+    hits = await with_outcomes(
+        tmp_path, [member(HINT.removeprefix("exp:")), member(OTHER.removeprefix("exp:"))]
+    )
+    assert [(type(h), h.helped, h.not_helped, h.score) for h in hits] == [
+        (ClusterMember, 0, 1, 0.5),
+        (ClusterMember, 0, 0, 0.5),
+    ]

@@ -23,13 +23,17 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable, Sequence
 from pathlib import Path
+from typing import TypeVar
 
 from learning_memory.shared.contracts.capture import SessionEvent
+from learning_memory.shared.contracts.context import item_id
+from learning_memory.shared.contracts.experiences import ExperienceHit
 from learning_memory.shared.fix_feedback import Outcomes
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
 from learning_memory.shared.fix_writes import FeedbackRecord
 from learning_memory.worker.capture.episodes import Episode
 
+H = TypeVar("H", bound=ExperienceHit)
 _WORK = frozenset({"run", "edit"})
 _UNDER_WAY = frozenset({"fix_hint", "file_lesson"})
 
@@ -102,3 +106,14 @@ async def outcomes_for(data_dir: Path, items: Iterable[str]) -> dict[str, Outcom
     index not there yet or unreadable counts nothing)."""
     wanted = list(dict.fromkeys(items))
     return await asyncio.to_thread(_read, data_dir, wanted) if wanted else {}
+
+
+async def with_outcomes(data_dir: Path, hits: list[H]) -> list[H]:
+    """The experience hits with their helped / not-helped counts (the score left as it is)."""
+    shown = await outcomes_for(data_dir, (item_id("experience", hit.ghap_id) for hit in hits))
+    return [
+        hit.model_copy(update={"helped": found.helped, "not_helped": found.not_helped})
+        if (found := shown.get(item_id("experience", hit.ghap_id)))
+        else hit
+        for hit in hits
+    ]

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.contracts.experiences import (
     AXES,
     PERSIST_EXPERIENCE,
@@ -29,7 +28,7 @@ from learning_memory.shared.contracts.experiences import (
 )
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.capture.feedback import outcomes_for
+from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -234,12 +233,5 @@ async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> 
     results = [_hit(hit.id, hit.payload, hit.score) for hit in hits]
     results.sort(key=lambda hit: hit.score, reverse=True)
     # The score stays the similarity asked for; what happened after it was shown is told beside it.
-    ids = {hit.ghap_id: item_id("experience", hit.ghap_id) for hit in results}
-    shown = await outcomes_for(run.services.settings.data_dir, ids.values())
-    results = [
-        hit.model_copy(update={"helped": found.helped, "not_helped": found.not_helped})
-        if (found := shown.get(ids[hit.ghap_id]))
-        else hit
-        for hit in results
-    ]
+    results = await with_outcomes(run.services.settings.data_dir, results)
     return SearchExperiencesResponse(results=results)
