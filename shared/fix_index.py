@@ -9,7 +9,8 @@ processes share the file (WAL: readers never wait for the one writer).
 Tables (:mod:`.fix_store`): ``signatures`` (each failure seen, per session), ``episodes`` (each
 mined episode and the experience it taught, so that mining a log again stores and counts nothing
 twice), ``fixes`` (a signature that went away after edits, and those edits) and ``fix_files``
-(fixes by file). The miner's records and writes: :mod:`.fix_writes`.
+(fixes by file), and ``feedback`` (whether what the hooks showed helped: :mod:`.fix_feedback`).
+The miner's records and writes: :mod:`.fix_writes`.
 """
 
 from __future__ import annotations
@@ -21,22 +22,27 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TypeVar
 
 from learning_memory.shared.contracts.capture import Failure, RunOutcome
+from learning_memory.shared.fix_feedback import Outcomes, count_outcomes
 from learning_memory.shared.fix_similarity import CLOSE, similarity, tokens
 from learning_memory.shared.fix_store import connect, create_schema, open_reader
 from learning_memory.shared.fix_writes import (
     EpisodeRecord,
+    FeedbackRecord,
     FixRecord,
     SeenFailure,
     SessionChange,
     clean_path,
     note_seen,
+    replace_feedback,
     replace_session,
 )
 from learning_memory.shared.log import get_logger
 
 log = get_logger(__name__)
+T = TypeVar("T")
 # Candidates are the latest fixes of an error type or a file, compared here: enough to hold what
 # still describes the code, and grouping them in SQL would sort every fix of a common type (an
 # AssertionError) on each failing run.
@@ -113,7 +119,7 @@ class FixIndex:
         (same error type, similar words: closest first, then most recent)."""
         if not failures or limit < 1:
             return []
-        return self._read(lambda conn: self._fixes_for(conn, project, failures, limit))
+        return self._read(lambda conn: self._fixes_for(conn, project, failures, limit), [])
 
     def fixes_for_file(self, project: str, file: str, limit: int = 3) -> list[KnownFix]:
         """Fixes that edited ``file`` (relative to the repository's root), most recent first."""
@@ -130,7 +136,7 @@ class FixIndex:
             keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[:limit]
             return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
 
-        return self._read(lookup)
+        return self._read(lookup, [])
 
     def recent(self, project: str, limit: int = 3) -> list[KnownFix]:
         """The project's latest fixes, most recent first."""
@@ -143,11 +149,15 @@ class FixIndex:
             keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[: max(limit, 0)]
             return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
 
-        return self._read(lookup)
+        return self._read(lookup, [])
 
-    def _read(self, lookup: Callable[[sqlite3.Connection], list[KnownFix]]) -> list[KnownFix]:
+    def outcomes(self, items: Sequence[str]) -> dict[str, Outcomes]:
+        """Helped / not-helped counts of the items (context ids) that have any."""
+        return self._read(lambda conn: count_outcomes(conn, items), {}) if items else {}
+
+    def _read(self, lookup: Callable[[sqlite3.Connection], T], empty: T) -> T:
         if not self.path.exists():  # nothing mined yet: the common case before the first fix
-            return []
+            return empty
         with self._lock:
             try:
                 if self._reader is None:
@@ -159,7 +169,7 @@ class FixIndex:
                     self._reader.close()
                     self._reader = None
                 log.debug("fix_index.read_failed", path=str(self.path), error=repr(exc))
-                return []
+                return empty
 
     def _fixes_for(
         self, conn: sqlite3.Connection, project: str, failures: Sequence[Failure], limit: int
@@ -205,14 +215,17 @@ class FixIndex:
         worktree: str,
         seen: Sequence[SeenFailure],
         episodes: Sequence[EpisodeRecord],
+        feedback: Sequence[FeedbackRecord] = (),
     ) -> SessionChange:
-        """Make the index hold exactly ``episodes`` for this session (a log mined again, or mined
-        further as it grew, replaces what the last mining recorded) and note the failures seen."""
+        """Make the index hold exactly ``episodes`` and ``feedback`` for this session (a log mined
+        again, or mined further as it grew, replaces what the last mining recorded) and note the
+        failures seen."""
         with connect(self.path) as conn:
             create_schema(conn)
             conn.execute("BEGIN IMMEDIATE")
             try:
                 change = replace_session(conn, project, session, worktree, episodes)
+                replace_feedback(conn, project, session, feedback)
                 for item in seen:
                     note_seen(conn, project, session, worktree, item)
                 conn.execute("COMMIT")
@@ -262,9 +275,11 @@ def _known(row: sqlite3.Row, score: float) -> KnownFix:
 __all__ = [
     "EpisodeRecord",
     "ExperienceState",
+    "FeedbackRecord",
     "FixIndex",
     "FixRecord",
     "KnownFix",
+    "Outcomes",
     "SeenFailure",
     "SessionChange",
     "failures_of",

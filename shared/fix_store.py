@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: feedback (a file at 1 gains the table on the next write)
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -71,6 +71,17 @@ CREATE TABLE IF NOT EXISTS fix_files (
 );
 CREATE INDEX IF NOT EXISTS fix_files_by_time ON fix_files (project, file, fixed_at);
 CREATE INDEX IF NOT EXISTS fix_files_by_fix ON fix_files (fix_id);
+CREATE TABLE IF NOT EXISTS feedback (
+    item TEXT NOT NULL,
+    project TEXT NOT NULL,
+    session TEXT NOT NULL,
+    episode_id TEXT NOT NULL,
+    via TEXT NOT NULL,
+    helped INTEGER NOT NULL,
+    shown_at REAL NOT NULL,
+    PRIMARY KEY (item, session, episode_id)
+);
+CREATE INDEX IF NOT EXISTS feedback_by_session ON feedback (project, session);
 """
 
 

@@ -47,6 +47,17 @@ class EpisodeRecord:
 
 
 @dataclass(frozen=True)
+class FeedbackRecord:
+    """An item the agent was shown, and whether the episode that followed it went green."""
+
+    item: str  # a context id: "exp:<id>", "val:<id>", "mem:<id>"
+    episode_id: str
+    via: str
+    helped: bool
+    shown_at: datetime
+
+
+@dataclass(frozen=True)
 class SeenFailure:
     failure: Failure
     at: datetime
@@ -170,4 +181,18 @@ def note_seen(conn: sqlite3.Connection, project: str, session: str, worktree: st
             at,
             worktree,
         ),
+    )
+
+
+def replace_feedback(
+    conn: sqlite3.Connection, project: str, session: str, records: Sequence[FeedbackRecord]
+) -> None:
+    """The session's outcomes, as its whole log now tells them: one row per item and episode (an
+    item shown again while the same episode went on counts once), so mining again counts nothing
+    twice."""
+    conn.execute("DELETE FROM feedback WHERE project = ? AND session = ?", (project, session))
+    conn.executemany(
+        "INSERT OR IGNORE INTO feedback (item, project, session, episode_id, via, helped, shown_at) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(r.item, project, session, r.episode_id, r.via, int(r.helped), _ts(r.shown_at)) for r in records],
     )

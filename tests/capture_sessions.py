@@ -92,6 +92,10 @@ class Script:
         self._add("commit", head=head, previous_head=previous)
         return self
 
+    def injected(self, via: str, *items: str) -> Script:
+        self._add("injected", items=list(items), via=via)
+        return self
+
     def stop(self) -> Script:
         self._add("stop")
         return self

@@ -6,6 +6,7 @@ answers within the hook's budget even when the queue is down. Nothing matches, n
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -15,6 +16,19 @@ from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.fix_index import FixIndex, KnownFix, failures_of
 
 MAX_HINTS = 2
+
+
+@dataclass(frozen=True)
+class Shown:
+    """What a hook says, and the context ids in it (logged, so that the miner can tell later
+    whether they helped)."""
+
+    lines: list[str] = field(default_factory=list)
+    items: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
 
 
 def _when(at: datetime) -> str:
@@ -46,31 +60,37 @@ def hint_line(fix: KnownFix, worktree: Path) -> str:
     )
 
 
-def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome) -> list[str]:
+def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome) -> Shown:
     """Lines for a failed run whose failures (or, unparsed, its last error line) were fixed before."""
     failures = failures_of(outcome)
     if outcome.passed or not failures:
-        return []
-    fixes = index.fixes_for(project, failures, limit=MAX_HINTS)
-    return [hint_line(fix, worktree) for fix in fixes[:MAX_HINTS]]
+        return Shown()
+    fixes = index.fixes_for(project, failures, limit=MAX_HINTS)[:MAX_HINTS]
+    return Shown(
+        [hint_line(fix, worktree) for fix in fixes],
+        list(dict.fromkeys(item_id("experience", fix.experience_id) for fix in fixes)),
+    )
 
 
 FILE_HEADER = "Learning memory: failures fixed before by editing {file}:"
 FILE_BUDGET_TOKENS = 150
 
 
-def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> str | None:
+def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> Shown:
     """What was learned about ``file``: the failures edits to it fixed, newest first, within
-    :data:`FILE_BUDGET_TOKENS`; None when there is nothing."""
+    :data:`FILE_BUDGET_TOKENS`; nothing when there is nothing."""
     lines = [FILE_HEADER.format(file=file)]
+    items: list[str] = []
     for fix in index.fixes_for_file(project, file, limit=MAX_HINTS):
         what = " ".join(part for part in (fix.error_type, fix.message) if part)
         failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
         symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
         commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
         when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
-        line = f"- {failure}{symbols}, {when}{commit} [{item_id('experience', fix.experience_id)}]"
+        item = item_id("experience", fix.experience_id)
+        line = f"- {failure}{symbols}, {when}{commit} [{item}]"
         if estimate_tokens("\n".join([*lines, line])) > FILE_BUDGET_TOKENS:
             break
         lines.append(line)
-    return "\n".join(lines) if len(lines) > 1 else None
+        items.append(item)
+    return Shown(lines, list(dict.fromkeys(items))) if items else Shown()

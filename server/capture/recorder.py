@@ -14,8 +14,10 @@ from learning_memory.server.capture import project
 from learning_memory.server.capture.session_log import SessionLog
 from learning_memory.shared.contracts.capture import (
     MAX_COMMAND_CHARS,
+    MAX_INJECTED_ITEMS,
     MAX_PROMPT_CHARS,
     EventType,
+    InjectedVia,
     LineRange,
     RunOutcome,
     SessionEvent,
@@ -179,3 +181,12 @@ class Recorder:
         if where is None or not session_id:
             return None
         return self._write(self._event(kind, session_id, where))
+
+    def injected(self, session_id: str, cwd: str, items: list[str], via: InjectedVia) -> SessionEvent | None:
+        """The context ids a hook put in front of the agent: the miner later tells whether the
+        episode that followed went green (``worker.capture.feedback``)."""
+        shown = list(dict.fromkeys(item for item in items if item))[:MAX_INJECTED_ITEMS]
+        where = self.place(cwd)
+        if where is None or not session_id or not shown:
+            return None
+        return self._write(self._event("injected", session_id, where, items=shown, via=via))

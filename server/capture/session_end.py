@@ -22,28 +22,35 @@ from learning_memory.server.capture.session_log import SessionLog
 from learning_memory.shared.paths import data_dir_from_env
 
 
-def end_line(session_id: str, where: project.Place) -> tuple[str, bytes]:
-    event_id = f"end-{uuid.uuid4().hex}"
+def event_line(kind: str, session_id: str, where: project.Place, **fields: Any) -> tuple[str, bytes]:
+    """A session event's line in the contract's shape, written without pydantic (the commands
+    that write one must start fast); its id first, as the log's readers expect."""
+    event_id = f"{kind}-{uuid.uuid4().hex}"
     event = {
         "id": event_id,
         "session_id": session_id,
-        "type": "end",
+        "type": kind,
         "at": datetime.now(UTC).isoformat(),
         "project": where.project,
         "worktree": str(where.worktree),
         "branch": project.branch(where),
+        **fields,
     }
     return event_id, json.dumps(event, separators=(",", ":")).encode()
 
 
-def _capturing() -> bool:
+def end_line(session_id: str, where: project.Place) -> tuple[str, bytes]:
+    return event_line("end", session_id, where)
+
+
+def capturing() -> bool:
     return os.environ.get("LMS_CAPTURE", "true").strip().lower() not in ("0", "false", "no", "off")
 
 
 def record_end(event: dict[str, Any], data_dir: Path) -> Path | None:
     """Append the end event; the log's path, or None when there is nothing to mine."""
     session_id, cwd = str(event.get("session_id") or ""), str(event.get("cwd") or "")
-    if not session_id or not cwd or not _capturing():
+    if not session_id or not cwd or not capturing():
         return None
     where = project.place_of(cwd)
     log = SessionLog(data_dir / "capture")

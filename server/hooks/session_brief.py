@@ -12,13 +12,15 @@ the process must answer in tens of milliseconds):
   agents wrote: those rank first).
 
 Anything unreadable is left out: a brief with less in it, never an error. Nothing at all to say
-prints nothing.
+prints nothing. The ids the brief showed are noted in the session's log (an ``injected`` event),
+so that the miner can tell later whether the work that followed went green.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -41,6 +43,9 @@ MAX_FIXES = 3
 # Archive files are immutable and named by entry: the newest by mtime are the newest resolved.
 ARCHIVE_SCAN = 40
 VALUES_CACHE = Path("cache") / "values.json"
+# An item's line: "- [exp:<id>] ...". At most the contract's MAX_INJECTED_ITEMS are logged.
+_ITEM = re.compile(r"^- \[((?:exp|val|mem):[^\]\s]+)\]", re.MULTILINE)
+MAX_LOGGED_ITEMS = 20
 
 
 def journal_dir(cwd: Path) -> Path:
@@ -148,6 +153,21 @@ def brief(cwd: Path, data_dir: Path) -> str:
     return "\n".join(_within_budget([header, *lines]))
 
 
+def record_shown(session_id: str, cwd: Path, text: str, data_dir: Path) -> bool:
+    """Append the brief's ids to the session's log; True when a line was written."""
+    items = list(dict.fromkeys(_ITEM.findall(text)))[:MAX_LOGGED_ITEMS]
+    from learning_memory.server.capture.session_end import capturing, event_line
+
+    if not session_id or not items or not capturing():
+        return False
+    from learning_memory.server.capture.project import place_of
+    from learning_memory.server.capture.session_log import SessionLog
+
+    where = place_of(str(cwd))
+    event_id, line = event_line("injected", session_id, where, items=items, via="brief")
+    return SessionLog(data_dir / "capture").append_line(where.project, session_id, event_id, line)
+
+
 def main(stdin: Any = None, stdout: Any = None) -> int:
     """Read Claude Code's hook input, print the hook answer; never fail the session."""
     stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
@@ -160,4 +180,9 @@ def main(stdin: Any = None, stdout: Any = None) -> int:
         return 0
     if text:
         stdout.write(hook_answer("SessionStart", text) + "\n")
+        session_id = str(event.get("session_id") or "") if isinstance(event, dict) else ""
+        try:
+            record_shown(session_id, cwd, text, data_dir_from_env())
+        except Exception as exc:  # the brief was given: only its feedback is lost
+            sys.stderr.write(json.dumps({"event": "hook.brief_not_logged", "error": str(exc)}) + "\n")
     return 0

@@ -90,8 +90,11 @@ async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str,
     where = await asyncio.to_thread(app.capture.place, cwd)
     if where is None or not app.capture.first_touch(session_id, where, file):
         return NOTHING
-    text = await asyncio.to_thread(file_lessons, app.capture.fixes, where.project, where.worktree, file)
-    return HookAnswer.context(event, text) if text else NOTHING
+    shown = await asyncio.to_thread(file_lessons, app.capture.fixes, where.project, where.worktree, file)
+    if not shown.items:
+        return NOTHING
+    await asyncio.to_thread(app.capture.injected, session_id, cwd, shown.items, "file_lesson")
+    return HookAnswer.context(event, shown.text)
 
 
 @tool(

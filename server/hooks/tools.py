@@ -27,7 +27,7 @@ from learning_memory.server.services.inputs import utf8_safe
 from learning_memory.server.tool_registry import tool
 from learning_memory.shared import runs
 from learning_memory.shared.context_lines import estimate_tokens, one_line
-from learning_memory.shared.contracts.capture import RunOutcome
+from learning_memory.shared.contracts.capture import InjectedVia, RunOutcome
 from learning_memory.shared.contracts.experiences import Evidence, GhapEntry
 from learning_memory.shared.log import get_logger
 
@@ -100,9 +100,21 @@ async def hook_prompt_context(
             timeout_s=app.settings.hook_budget_s,
         )
         block = render(found, PROMPT_HEADER)
-        return HookAnswer.context("UserPromptSubmit", block) if block else NOTHING
+        if not block:
+            return NOTHING
+        shown = [item.id for item in found.items]
+        await _note_shown(app, utf8_safe(session_id), utf8_safe(cwd), shown, "prompt")
+        return HookAnswer.context("UserPromptSubmit", block)
 
     return await within_budget(app, "prompt_context", work, NOTHING)
+
+
+async def _note_shown(
+    app: AppServices, session_id: str, cwd: str, items: list[str], via: InjectedVia
+) -> None:
+    """Log what the agent was shown (nothing when capture is off or there is no session)."""
+    if items and session_id:
+        await asyncio.to_thread(app.capture.injected, session_id, cwd, items, via)
 
 
 async def _record_prompt(app: AppServices, session_id: str, cwd: str, prompt: str) -> None:
@@ -162,7 +174,8 @@ async def hook_tool_outcome(
                 found = await asyncio.to_thread(
                     fix_hints, app.capture.fixes, where.project, where.worktree, outcome
                 )
-                lines.extend(found)
+                lines.extend(found.lines)
+                await _note_shown(app, sid, utf8_safe(cwd), found.items, "fix_hint")
         if entry is not None and (line := _outcome_line(entry, entry.evidence[-1])):
             lines.append(line)
         return HookAnswer.context(event, "\n".join(lines)) if lines else NOTHING

@@ -19,8 +19,12 @@ from learning_memory.shared.keys import Queue
 
 RunKind = Literal["test", "build", "lint", "other"]
 RUN_KINDS: tuple[str, ...] = get_args(RunKind)
-EventType = Literal["prompt", "run", "edit", "read", "commit", "compact", "stop", "end"]
+EventType = Literal["prompt", "run", "edit", "read", "commit", "compact", "stop", "end", "injected"]
 EVENT_TYPES: tuple[str, ...] = get_args(EventType)
+# How an item of the memory reached the agent (an ``injected`` event): the SessionStart brief, a
+# prompt's context, a fix hint on a failing run, or a file's lessons when it was first touched.
+InjectedVia = Literal["brief", "prompt", "fix_hint", "file_lesson"]
+MAX_INJECTED_ITEMS = 20
 # A run keeps at most this many failures: the first ones name the problem, the rest repeat it.
 MAX_FAILURES = 20
 MAX_PROMPT_CHARS = 2_000
@@ -77,6 +81,10 @@ class SessionEvent(Contract):
     # The agent's active GHAP entry when the event happened: an episode inside one is that
     # entry's evidence, not an auto experience of its own.
     ghap_id: str | None = None
+    # injected: the context ids put in front of the agent (``exp:<id>``, ``val:<id>``, ``mem:<id>``),
+    # so that the episode that followed can say whether they helped.
+    items: list[str] = Field(default_factory=list, max_length=MAX_INJECTED_ITEMS)
+    via: InjectedVia | None = None
 
 
 # --- jobs --------------------------------------------------------------------------

@@ -40,6 +40,9 @@ class ContextItem(Contract):
     score: float = Field(ge=0.0, le=1.0)
     text: str  # one line, without the id
     tokens: int  # of the rendered line, id included
+    # Episodes after it was shown that went green, or did not (``shared.fix_feedback``).
+    helped: int = 0
+    not_helped: int = 0
 
 
 class AssembleContextResponse(Contract):
@@ -69,6 +72,8 @@ class PremortemWarning(Contract):
     lesson: Lesson | None = None
     score: float = Field(ge=0.0, le=1.0)
     created_at: datetime
+    helped: int = 0
+    not_helped: int = 0
 
 
 class PremortemResponse(Contract):

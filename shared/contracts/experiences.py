@@ -220,6 +220,10 @@ class ExperienceHit(Contract):
     occurrences: int = 1
     last_seen: datetime | None = None
     project: str | None = None
+    # Episodes that followed the agent being shown this experience and went green, or did not
+    # (``shared.fix_feedback``).
+    helped: int = 0
+    not_helped: int = 0
 
 
 class SearchExperiencesResponse(Contract):

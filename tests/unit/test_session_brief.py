@@ -127,3 +127,25 @@ def test_journal_dir_follows_the_setting(tmp_path: Path, monkeypatch: pytest.Mon
     assert journal_dir(tmp_path) == tmp_path / "custom" / "journal"
     monkeypatch.setenv("LMS_JOURNAL_DIR", str(tmp_path / "abs"))
     assert journal_dir(Path("/elsewhere")) == tmp_path / "abs"
+
+
+def test_the_ids_shown_are_logged_for_feedback(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from learning_memory.shared.contracts.capture import SessionEvent
+
+    data = tmp_path / "data"
+    monkeypatch.setenv("LMS_DATA_DIR", str(data))
+    cause = {"category": "wrong-assumption", "description": "the cache was never cold"}
+    for n in (2, 3):
+        write_archive(project, resolved(n, root_cause=cause), mtime=1_000 + n)
+    main(io.StringIO(json.dumps({"cwd": str(project), "session_id": "s-brief"})), io.StringIO())
+    [log] = (data / "capture").glob("*/sessions/s-brief.jsonl")
+    event = SessionEvent.model_validate_json(log.read_text())
+    assert (event.type, event.via, event.session_id) == ("injected", "brief", "s-brief")
+    assert event.items == [f"exp:00000000-0000-0000-0000-{n:012d}" for n in (3, 2)]
+
+    main(io.StringIO(json.dumps({"cwd": str(project)})), io.StringIO())  # no session: nothing logged
+    monkeypatch.setenv("LMS_CAPTURE", "off")
+    main(io.StringIO(json.dumps({"cwd": str(project), "session_id": "s-off"})), io.StringIO())
+    assert [path.name for path in (data / "capture").glob("*/sessions/*")] == ["s-brief.jsonl"]

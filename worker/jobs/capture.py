@@ -3,9 +3,10 @@
 The log is mined again each time the session stops, compacts, ends or takes a new prompt, so the
 job makes the stores hold what the whole log says, whatever was recorded before: the fix index
 replaces the session's episodes (an episode whose outcome a later event changed is recorded
-anew), and every auto experience whose episodes changed is stored again from its latest episode
-with its count of episodes, or deleted when no episode holds it any more. Mining an unchanged log
-changes nothing and counts nothing.
+anew) and the outcomes of what the hooks showed in it (``capture.feedback``), and every auto
+experience whose episodes changed is stored again from its latest episode with its count of
+episodes, or deleted when no episode holds it any more. Mining an unchanged log changes nothing
+and counts nothing.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from learning_memory.shared.fix_index import EpisodeRecord, FixIndex, SessionCha
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.commits import session_commits
 from learning_memory.worker.capture.episodes import mine
+from learning_memory.worker.capture.feedback import attribute
 from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
@@ -59,6 +61,7 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
         events[0].worktree,
         seen_failures(events),
         records,
+        attribute(events, episodes),
     )
     for experience_id in sorted(change.experiences):
         await _store(run, index, experience_id)

@@ -32,6 +32,8 @@ from learning_memory.shared.contracts.context import (
 from learning_memory.shared.contracts.experiences import collection_for, point_id
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.shared.fix_feedback import NONE, feedback_factor
+from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
@@ -92,6 +94,10 @@ def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
     return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
 
 
+def _context_id(kind: ContextKind, hit: ScoredRecord) -> str:
+    return item_id(kind, _record_id(kind, hit))
+
+
 @job(ASSEMBLE_CONTEXT)
 async def assemble_context(run: JobRun, request: AssembleContextRequest) -> AssembleContextResponse:
     store = await run.services.vectors()
@@ -104,6 +110,9 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
         for hit in await store.search(name, vector, limit=request.max_items):
             if hit.score >= request.min_score and (kind != "experience" or _teaches(hit.payload)):
                 scored.append((_clamp(hit.score * _weight(hit.payload)), kind, hit))
+    # What was shown before and did not help ranks lower (``shared.fix_feedback``).
+    shown = await outcomes_for(run.services.settings.data_dir, (_context_id(k, h) for _, k, h in scored))
+    scored = [(s * feedback_factor(shown.get(_context_id(k, h), NONE)), k, h) for s, k, h in scored]
     scored.sort(key=lambda entry: entry[0], reverse=True)
 
     items: list[ContextItem] = []
@@ -116,11 +125,22 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
             continue
         kept.append(words)
         candidates += 1
-        identifier = item_id(kind, _record_id(kind, hit))
+        identifier = _context_id(kind, hit)
         tokens = estimate_tokens(f"- [{identifier}] {text}")
         if len(items) >= request.max_items or used + tokens > request.budget_tokens:
             continue
-        items.append(ContextItem(id=identifier, kind=kind, score=score, text=text, tokens=tokens))
+        outcome = shown.get(identifier, NONE)
+        items.append(
+            ContextItem(
+                id=identifier,
+                kind=kind,
+                score=score,
+                text=text,
+                tokens=tokens,
+                helped=outcome.helped,
+                not_helped=outcome.not_helped,
+            )
+        )
         used += tokens
     return AssembleContextResponse(items=items, tokens=used, candidates=candidates)
 
@@ -139,8 +159,11 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
     if request.domain is not None:
         conditions.append(MatchValue("domain", request.domain))
     hits = await _search(store, EXPERIENCES, vector, request.limit * 4, Filter(tuple(conditions)))
+    shown = await outcomes_for(run.services.settings.data_dir, (_context_id("experience", h) for h in hits))
+    ranked = [(h, shown.get(_context_id("experience", h), NONE)) for h in hits]
+    ranked.sort(key=lambda pair: pair[0].score * feedback_factor(pair[1]), reverse=True)
     warnings: list[PremortemWarning] = []
-    for hit in hits:
+    for hit, outcome in ranked:
         if hit.score < request.min_score or not _teaches(hit.payload):
             continue
         data = hit.payload
@@ -155,8 +178,10 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
                 surprise=data.get("surprise"),
                 root_cause=data.get("root_cause"),
                 lesson=data.get("lesson"),
-                score=_clamp(hit.score),
+                score=_clamp(hit.score * feedback_factor(outcome)),
                 created_at=data["created_at"],
+                helped=outcome.helped,
+                not_helped=outcome.not_helped,
             )
         )
         if len(warnings) >= request.limit:

@@ -28,6 +28,7 @@ from learning_memory.shared.contracts.experiences import (
 )
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -231,4 +232,6 @@ async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> 
     hits = await store.search(collection, query, limit=request.limit, filter=Filter(tuple(conditions)))
     results = [_hit(hit.id, hit.payload, hit.score) for hit in hits]
     results.sort(key=lambda hit: hit.score, reverse=True)
+    # The score stays the similarity asked for; what happened after it was shown is told beside it.
+    results = await with_outcomes(run.services.settings.data_dir, results)
     return SearchExperiencesResponse(results=results)

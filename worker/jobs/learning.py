@@ -41,6 +41,7 @@ from learning_memory.shared.contracts.learning import (
 )
 from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.cache import Clustering, fingerprint
 from learning_memory.worker.learning.clusterer import (
     Cluster,
@@ -187,6 +188,7 @@ async def get_cluster_members(run: JobRun, request: GetClusterMembersRequest) ->
         for point, distance in zip(ids, cluster.distances[: request.limit], strict=True)
         if point in records  # replaced since it was clustered: the next call re-clusters anyway
     ]
+    members = await with_outcomes(run.services.settings.data_dir, members)
     return GetClusterMembersResponse(
         cluster_id=cluster_id(request.axis, cluster.label),
         axis=request.axis,
