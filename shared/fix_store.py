@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -71,6 +71,12 @@ CREATE TABLE IF NOT EXISTS fix_files (
 );
 CREATE INDEX IF NOT EXISTS fix_files_by_time ON fix_files (project, file, fixed_at);
 CREATE INDEX IF NOT EXISTS fix_files_by_fix ON fix_files (fix_id);
+-- Experiences whose anchored code changed or went since (the miner notices): their fixes'
+-- hints say so, or are not given.
+CREATE TABLE IF NOT EXISTS stale (
+    experience_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+);
 """
 
 
@@ -101,7 +107,8 @@ def open_reader(path: Path) -> sqlite3.Connection:
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Tables on first write; WAL set once (it stays with the file)."""
+    """Tables on first write, and those a later version added (each statement is idempotent);
+    WAL set once (it stays with the file)."""
     if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
         return
     conn.execute("PRAGMA journal_mode = WAL")

@@ -27,6 +27,7 @@ from learning_memory.shared.contracts.experiences import (
     point_id,
 )
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
+from learning_memory.worker.capture.source_units import digest
 from learning_memory.worker.jobs.capture import mine_session
 from learning_memory.worker.jobs.experiences import search_experiences
 from learning_memory.worker.services import JobRun
@@ -104,7 +105,9 @@ async def check_mining(jobs: Transport, fx: Fixture, data_dir: Path) -> None:
     [hit] = await search(jobs, "logins without a password refused, login test")
     assert (hit.source, hit.outcome_status, hit.confidence_tier) == ("auto", "confirmed", "auto")
     assert hit.goal == SUBJECT and hit.project == PROJECT and hit.occurrences == 1
-    assert hit.anchors == [Anchor(file="src/app.py", symbol="login", commit=fx.head)]
+    login = "def " + FIXED.split("def ")[-1]
+    assert hit.anchors == [Anchor(file="src/app.py", symbol="login", commit=fx.head, digest=digest(login))]
+    assert hit.stale is None
     assert (
         hit.outcome_result
         == f"pytest went green after editing src/app.py (login); committed {fx.head[:10]} ({SUBJECT})"

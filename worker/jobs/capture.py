@@ -28,6 +28,7 @@ from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
 from learning_memory.worker.jobs.experiences import forget_experience, persist_experience
+from learning_memory.worker.jobs.staleness import edited_files, recheck_anchors
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 
@@ -62,6 +63,8 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     )
     for experience_id in sorted(change.experiences):
         await _store(run, index, experience_id)
+    # The session's edits may have rewritten code that earlier experiences are anchored to.
+    await recheck_anchors(run, index, request.project, events[0].worktree, edited_files(events))
     if change.experiences:
         # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
         await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)

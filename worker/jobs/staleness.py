@@ -1,0 +1,73 @@
+"""Experiences whose anchored code a session edited, checked again after it is mined.
+
+Only experiences of the project anchored to a file the session edited are read, and each file is
+parsed once: the check costs a few parses per session, no model. What it finds is written into
+the experience's points on every axis (``stale``: the context lines and hits show it, injection
+skips what is gone) and into the fix index (the hooks' fix hints heed it). The session's worktree
+is the one checked: it holds the code as the latest session left it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from learning_memory.shared.contracts.capture import SessionEvent
+from learning_memory.shared.contracts.experiences import AXES, Anchor, Stale, collection_for, point_id
+from learning_memory.shared.fix_index import FixIndex
+from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.staleness import StalenessChecker
+from learning_memory.worker.services import JobRun
+from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, PointData, VectorStore
+
+log = get_logger(__name__)
+EXPERIENCES = collection_for("full")
+MAX_CHECKED = 500  # experiences per session: a bound on the work, far above what one session touches
+
+
+def edited_files(events: Iterable[SessionEvent]) -> list[str]:
+    return list(dict.fromkeys(event.file for event in events if event.type == "edit" and event.file))
+
+
+def _states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale | None]:
+    checker = StalenessChecker(worktree)
+    states: dict[str, Stale | None] = {}
+    for data in payloads:
+        anchors = [Anchor.model_validate(anchor) for anchor in data.get("anchors") or []]
+        if anchors:
+            states[str(data["ghap_id"])] = checker.experience(anchors)
+    return states
+
+
+async def _mark(store: VectorStore, ghap_id: str, state: Stale | None) -> None:
+    for axis in AXES:
+        name = collection_for(axis)
+        if not await store.collection_exists(name):
+            continue
+        for record in await store.get(name, [point_id(ghap_id, axis)], with_vectors=True):
+            if record.vector is not None:
+                payload = {**record.payload, "stale": state}
+                await store.upsert(name, [PointData(record.id, record.vector, payload)])
+
+
+async def recheck_anchors(
+    run: JobRun, index: FixIndex, project: str, worktree: str, files: list[str]
+) -> dict[str, Stale | None]:
+    """Check the experiences anchored to ``files`` again; those whose state changed, and to what."""
+    store = await run.services.vectors()
+    if not files or not await store.collection_exists(EXPERIENCES):
+        return {}
+    where = Filter((MatchValue("project", project), MatchAny("anchor_files", tuple(files))))
+    records = await store.scroll(EXPERIENCES, limit=MAX_CHECKED, filter=where)
+    payloads = [record.payload for record in records]
+    states = await asyncio.to_thread(_states, Path(worktree), payloads)
+    before = {str(data["ghap_id"]): data.get("stale") for data in payloads}
+    changed = {key: state for key, state in states.items() if before.get(key) != state}
+    for ghap_id, state in changed.items():
+        await _mark(store, ghap_id, state)
+    await asyncio.to_thread(index.mark_stale, dict(states))
+    if changed:
+        log.info("capture.anchors_rechecked", checked=len(states), changed=changed)
+    return changed
