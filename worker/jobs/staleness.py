@@ -41,15 +41,42 @@ def _states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale |
     return states
 
 
-async def _mark(store: VectorStore, ghap_id: str, state: Stale | None) -> None:
+async def _update(store: VectorStore, ghap_id: str, fields: dict[str, Any]) -> None:
+    """Set payload fields of the experience's points on every axis (vectors unchanged)."""
     for axis in AXES:
         name = collection_for(axis)
         if not await store.collection_exists(name):
             continue
         for record in await store.get(name, [point_id(ghap_id, axis)], with_vectors=True):
             if record.vector is not None:
-                payload = {**record.payload, "stale": state}
+                payload = {**record.payload, **fields}
                 await store.upsert(name, [PointData(record.id, record.vector, payload)])
+
+
+async def attach_agent_anchors(run: JobRun, project: str, anchors: dict[str, list[Anchor]]) -> list[str]:
+    """Give the agent's stored experiences the anchors its edits show, once: an experience that
+    has anchors keeps them (mined again later, the code may have moved on, which is what the
+    anchors are to tell). Entries not stored yet (still active) get theirs at a later mining.
+    The ids of the experiences anchored."""
+    store = await run.services.vectors()
+    if not anchors or not await store.collection_exists(EXPERIENCES):
+        return []
+    ids = [point_id(ghap_id, "full") for ghap_id in anchors]
+    attached: list[str] = []
+    for record in await store.get(EXPERIENCES, ids):
+        ghap_id = str(record.payload.get("ghap_id"))
+        found = anchors.get(ghap_id)
+        if found and record.payload.get("source", "agent") == "agent" and not record.payload.get("anchors"):
+            fields = {
+                "anchors": [anchor.model_dump(mode="json") for anchor in found],
+                "anchor_files": sorted({anchor.file for anchor in found}),
+                "project": record.payload.get("project") or project,
+            }
+            await _update(store, ghap_id, fields)
+            attached.append(ghap_id)
+    if attached:
+        log.info("capture.agent_anchors", experiences=attached)
+    return attached
 
 
 async def recheck_anchors(
@@ -66,7 +93,7 @@ async def recheck_anchors(
     before = {str(data["ghap_id"]): data.get("stale") for data in payloads}
     changed = {key: state for key, state in states.items() if before.get(key) != state}
     for ghap_id, state in changed.items():
-        await _mark(store, ghap_id, state)
+        await _update(store, ghap_id, {"stale": state})
     await asyncio.to_thread(index.mark_stale, dict(states))
     if changed:
         log.info("capture.anchors_rechecked", checked=len(states), changed=changed)

@@ -59,7 +59,7 @@ def listed_value(record_id: str, payload: dict[str, Any], half_life_days: float)
         member_ghap_ids=[],
         age_days=round(age, 2),
         support=support,
-        weight=round(weight, 6),
+        weight=round(weight, 3),  # steady for minutes: a listing read twice says the same
     )
 
 
