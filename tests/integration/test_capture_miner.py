@@ -276,3 +276,16 @@ async def test_the_agents_experience_is_anchored_where_its_edits_were(tmp_path: 
         await mine_session(run, session(fx, "s2", ghap_id="agent-entry"))  # mined again: anchors kept
         [hit] = [h for h in await search_hits(run, entry.goal) if h.ghap_id == "agent-entry"]
         assert hit.anchors[0].digest == digest(login) and hit.stale == "changed"
+
+
+async def test_a_file_deleted_in_a_commit_makes_its_experience_gone(tmp_path: Path, fx: Fixture) -> None:
+    async with job_run(tmp_path) as run:
+        await mine_session(run, session(fx, "s1"))
+        git(fx.repo, "rm", "-q", "src/app.py")
+        head = commit(fx.repo, "Drop the old login", who="alice", days_ago=0)
+        script = Script(session_id="s2", worktree=str(fx.repo)).prompt("Remove the old login.")
+        log = script.run("git rm src/app.py && git commit -m 'Drop'").commit(head).stop()
+        path = log.write(fx.logs / "s2.jsonl")
+        await mine_session(run, MineSessionRequest(log_path=str(path), session_id="s2", project=PROJECT))
+        [hit] = await search_hits(run, "logins without a password refused, login test")
+        assert hit.stale == "gone"

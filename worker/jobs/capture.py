@@ -67,8 +67,10 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     # Where the agent's own experiences happened: the edits of the episodes each absorbed.
     anchors = await asyncio.to_thread(agent_anchors, episodes, request.project)
     await attach_agent_anchors(run, request.project, anchors)
-    # The session's edits may have rewritten code that earlier experiences are anchored to.
-    await recheck_anchors(run, index, request.project, events[0].worktree, edited_files(events))
+    # Its edits and commits may have rewritten code that earlier experiences are anchored to.
+    await recheck_anchors(
+        run, index, request.project, events[0].worktree, edited_files(events, commits.values())
+    )
     if change.experiences:
         # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
         await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)

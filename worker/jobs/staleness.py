@@ -18,6 +18,7 @@ from learning_memory.shared.contracts.capture import SessionEvent
 from learning_memory.shared.contracts.experiences import AXES, Anchor, Stale, collection_for, point_id
 from learning_memory.shared.fix_index import FixIndex
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.episodes import CommitInfo
 from learning_memory.worker.capture.staleness import StalenessChecker
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, PointData, VectorStore
@@ -27,8 +28,11 @@ EXPERIENCES = collection_for("full")
 MAX_CHECKED = 500  # experiences per session: a bound on the work, far above what one session touches
 
 
-def edited_files(events: Iterable[SessionEvent]) -> list[str]:
-    return list(dict.fromkeys(event.file for event in events if event.type == "edit" and event.file))
+def edited_files(events: Iterable[SessionEvent], committed: Iterable[CommitInfo] = ()) -> list[str]:
+    """The files the session changed: edited with the agent's tools, or in its commits (which
+    also name files deleted or rewritten by a command)."""
+    edited = [event.file for event in events if event.type == "edit" and event.file]
+    return list(dict.fromkeys([*edited, *(file for commit in committed for file in commit.files)]))
 
 
 def _states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale | None]:
