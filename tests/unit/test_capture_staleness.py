@@ -19,6 +19,7 @@ from learning_memory.shared.fix_index import EpisodeRecord, FixIndex, FixRecord,
 from learning_memory.worker.capture.source_units import digest, read_units
 from learning_memory.worker.capture.staleness import StalenessChecker
 from learning_memory.worker.capture.symbols import SymbolResolver
+from learning_memory.worker.jobs.staleness import experience_states
 from tests.capture_sessions import LOGIN, T0
 
 APP = """class Session:
@@ -74,7 +75,7 @@ def test_fresh_while_the_unit_is_as_it_was(repo: Path) -> None:
     assert checker.anchor(anchor()) == "fresh"
     assert (
         checker.experience([anchor(), anchor("Session.refresh", source="def refresh(self):\n return 1")])
-        is None
+        == "fresh"
     )
 
 
@@ -109,7 +110,7 @@ def test_what_cannot_be_told_is_unknown(repo: Path) -> None:
     (repo / "src" / "app.py").unlink()
     (repo / "src" / "app.py").mkdir()
     assert checker.anchor(anchor()) == "unknown"
-    assert checker.experience([anchor(), anchor("login", file="notes.unknownlang")]) is None
+    assert checker.experience([anchor(), anchor("login", file="notes.unknownlang")]) == "unknown"
 
 
 def test_the_line_says_the_code_changed() -> None:
@@ -156,3 +157,14 @@ def test_an_index_from_before_staleness_gains_its_table_on_the_next_write(tmp_pa
     index.record_session("p", "s1", str(tmp_path), [], [record])
     index.mark_stale({"x1": "changed"})
     assert [fix.stale for fix in FixIndex(index.path).fixes_for("p", [LOGIN])] == ["changed"]
+
+
+def test_an_experience_nothing_can_be_told_about_keeps_its_state(repo: Path) -> None:
+    (repo / "notes.unknownlang").write_text("login\n")
+    payloads: list[dict[str, object]] = [
+        {"ghap_id": "fresh", "anchors": [anchor().model_dump()]},
+        {"ghap_id": "unknown", "anchors": [anchor("login", file="notes.unknownlang").model_dump()]},
+        {"ghap_id": "none", "anchors": []},
+        {"ghap_id": "gone", "anchors": [anchor(file="src/gone.py").model_dump()]},
+    ]
+    assert experience_states(repo, payloads) == {"fresh": None, "gone": "gone"}

@@ -7,8 +7,8 @@ file or the unit is no more; ``unknown``: the file is there but cannot be told a
 unreadable, not a language we parse, while a unit is named).
 
 An experience is ``gone`` when every anchor it has is gone, ``changed`` when any anchor changed
-or went, else fresh (None). It is kept and searchable either way: only what is injected unasked
-heeds it.
+or went, ``unknown`` when none can be told about, else ``fresh``. It is kept and searchable
+either way: only what is injected unasked heeds it.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
-from learning_memory.shared.contracts.experiences import Anchor, Stale
+from learning_memory.shared.contracts.experiences import Anchor
 from learning_memory.worker.capture.source_units import SourceUnit, Unreadable, read_units
 
 AnchorState = Literal["fresh", "changed", "gone", "unknown"]
@@ -62,11 +62,12 @@ class StalenessChecker:
             return "fresh"
         return "changed"
 
-    def experience(self, anchors: Sequence[Anchor]) -> Stale | None:
+    def experience(self, anchors: Sequence[Anchor]) -> AnchorState:
+        """``unknown`` when no anchor can be told about (what was known of it stands)."""
         states = [self.anchor(anchor) for anchor in anchors]
         known = [state for state in states if state != "unknown"]
         if not known:
-            return None
+            return "unknown"
         if all(state == "gone" for state in known):
             return "gone"
-        return "changed" if any(state in ("changed", "gone") for state in known) else None
+        return "changed" if any(state in ("changed", "gone") for state in known) else "fresh"

@@ -35,13 +35,16 @@ def edited_files(events: Iterable[SessionEvent], committed: Iterable[CommitInfo]
     return list(dict.fromkeys([*edited, *(file for commit in committed for file in commit.files)]))
 
 
-def _states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale | None]:
+def experience_states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale | None]:
+    """By experience, what became of its code (None: as it was); those nothing could be told of
+    are left out."""
     checker = StalenessChecker(worktree)
     states: dict[str, Stale | None] = {}
     for data in payloads:
         anchors = [Anchor.model_validate(anchor) for anchor in data.get("anchors") or []]
-        if anchors:
-            states[str(data["ghap_id"])] = checker.experience(anchors)
+        state = checker.experience(anchors) if anchors else "unknown"
+        if state != "unknown":  # nothing could be told: what was known stands
+            states[str(data["ghap_id"])] = None if state == "fresh" else state
     return states
 
 
@@ -93,7 +96,7 @@ async def recheck_anchors(
     where = Filter((MatchValue("project", project), MatchAny("anchor_files", tuple(files))))
     records = await store.scroll(EXPERIENCES, limit=MAX_CHECKED, filter=where)
     payloads = [record.payload for record in records]
-    states = await asyncio.to_thread(_states, Path(worktree), payloads)
+    states = await asyncio.to_thread(experience_states, Path(worktree), payloads)
     before = {str(data["ghap_id"]): data.get("stale") for data in payloads}
     changed = {key: state for key, state in states.items() if before.get(key) != state}
     for ghap_id, state in changed.items():
