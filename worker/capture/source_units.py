@@ -32,11 +32,6 @@ def digest(body: str) -> str:
     return hashlib.sha256(" ".join(body.split()).encode()).hexdigest()[:16]
 
 
-def parsed(file: str) -> bool:
-    """Whether the file's language is one whose units we parse."""
-    return language_for(PurePosixPath(file)) is not None
-
-
 def read_units(worktree: Path, file: str, project: str = "") -> list[SourceUnit]:
     """The file's units (no module unit), in the parser's order. FileNotFoundError when it is
     gone; :class:`Unreadable` when it is there but cannot be parsed."""
@@ -49,7 +44,7 @@ def read_units(worktree: Path, file: str, project: str = "") -> list[SourceUnit]
         if path.stat().st_size > MAX_FILE_BYTES:
             raise Unreadable(f"{file}: too big")
         source = path.read_bytes()
-    except FileNotFoundError:
+    except FileNotFoundError:  # gone: not the same as unreadable
         raise
     except OSError as exc:
         raise Unreadable(f"{file}: {exc}") from exc

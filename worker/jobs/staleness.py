@@ -1,6 +1,7 @@
-"""Experiences whose anchored code a session edited, checked again after it is mined.
+"""Experiences whose anchored code a session edited, checked again after it is mined; and the
+agent's own experiences given the anchors the log shows for them.
 
-Only experiences of the project anchored to a file the session edited are read, and each file is
+Only experiences of the project anchored to a file the session edited or committed are read, and each file is
 parsed once: the check costs a few parses per session, no model. What it finds is written into
 the experience's points on every axis (``stale``: the context lines and hits show it, injection
 skips what is gone) and into the fix index (the hooks' fix hints heed it). The session's worktree
