@@ -32,8 +32,20 @@ def _part(payload: dict[str, Any], key: str) -> str:
     return one_line(value) if isinstance(value, str) and value.strip() else ""
 
 
+STALE_NOTES = {"changed": "code changed since", "gone": "code gone since"}
+
+
 def experience_line(data: dict[str, Any]) -> str:
-    """``data`` holds the stored payload's fields (goal, outcome_status, root_cause, lesson, ...)."""
+    """``data`` holds the stored payload's fields (goal, outcome_status, root_cause, lesson, ...);
+    one whose anchored code was rewritten or deleted since (``stale``) says so at the end."""
+    line = _experience_line(data)
+    note = STALE_NOTES.get(str(data.get("stale")))
+    if note is None:
+        return line
+    return f"{one_line(line, MAX_LINE_CHARS - len(note) - 3)} ({note})"
+
+
+def _experience_line(data: dict[str, Any]) -> str:
     status = data.get("outcome_status") or "active"
     if data.get("source") == "auto":
         times = data.get("occurrences") or 1

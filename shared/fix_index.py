@@ -49,7 +49,8 @@ T = TypeVar("T")
 CANDIDATES = 200
 _GROUP = (
     "SELECT signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
-    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times FROM fixes "
+    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times, "
+    "(SELECT state FROM stale WHERE stale.experience_id = fixes.experience_id) AS stale FROM fixes "
     "WHERE project = ? AND signature = ? AND files = ?"
 )
 
@@ -83,6 +84,7 @@ class KnownFix:
     fixed_at: datetime
     times_fixed: int
     similarity: float  # 1.0 exact
+    stale: str | None = None  # "changed" or "gone": the fix's code since (worker.capture.staleness)
 
 
 @dataclass(frozen=True)
@@ -234,6 +236,20 @@ class FixIndex:
                 raise
         return change
 
+    def mark_stale(self, states: dict[str, str | None]) -> None:
+        """Note what became of experiences' code (None: as it was, or told anew)."""
+        if not states:
+            return
+        with connect(self.path) as conn:
+            create_schema(conn)
+            conn.executemany(
+                "DELETE FROM stale WHERE experience_id = ?", [(k,) for k, s in states.items() if s is None]
+            )
+            conn.executemany(
+                "INSERT OR REPLACE INTO stale (experience_id, state) VALUES (?, ?)",
+                [(key, state) for key, state in states.items() if state is not None],
+            )
+
     def experience(self, experience_id: str) -> ExperienceState | None:
         """What the index holds of an auto experience's episodes, or None when it has none."""
         if not self.path.exists():
@@ -269,6 +285,7 @@ def _known(row: sqlite3.Row, score: float) -> KnownFix:
         fixed_at=_dt(row["fixed_at"]),
         times_fixed=row["times"],
         similarity=score,
+        stale=row["stale"],
     )
 
 

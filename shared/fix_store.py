@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 2  # 2: feedback (a file at 1 gains the table on the next write)
+SCHEMA_VERSION = 3  # 2: feedback or stale; 3: both (a file below gains what it lacks on the next write)
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -82,6 +82,12 @@ CREATE TABLE IF NOT EXISTS feedback (
     PRIMARY KEY (item, session, episode_id)
 );
 CREATE INDEX IF NOT EXISTS feedback_by_session ON feedback (project, session);
+-- Experiences whose anchored code changed or went since (the miner notices): their fixes'
+-- hints say so, or are not given.
+CREATE TABLE IF NOT EXISTS stale (
+    experience_id TEXT PRIMARY KEY,
+    state TEXT NOT NULL
+);
 """
 
 
@@ -112,7 +118,8 @@ def open_reader(path: Path) -> sqlite3.Connection:
 
 
 def create_schema(conn: sqlite3.Connection) -> None:
-    """Tables on first write; WAL set once (it stays with the file)."""
+    """Tables on first write, and those a later version added (each statement is idempotent);
+    WAL set once (it stays with the file)."""
     if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
         return
     conn.execute("PRAGMA journal_mode = WAL")

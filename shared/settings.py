@@ -80,6 +80,8 @@ class Settings(BaseSettings):
     min_samples: int = Field(default=3, ge=1, le=10_000)
     value_threshold_k: float = Field(default=1.0, ge=0.0, le=10.0)
     cluster_dimensions: int = Field(default=16, ge=0, le=4096)
+    # A value's weight halves with each this many days without an experience that bears it out.
+    value_half_life_days: float = Field(default=90.0, gt=0, le=36_500)
     # Claude Code hooks: the similarity (cosine) an experience, value or memory needs to be put in
     # front of the agent unasked, and how long a hook may take before it answers with nothing.
     context_min_score: float = Field(default=0.40, ge=0.0, le=1.0)

@@ -53,9 +53,10 @@ def hint_line(fix: KnownFix, worktree: Path) -> str:
     commit = f' in {fix.commit[:8]} "{one_line(fix.subject or "", 80)}"' if fix.commit else ""
     similar = "" if fix.similarity >= 1.0 else " (a close match)"
     times = f", fixed {fix.times_fixed} times" if fix.times_fixed > 1 else ""
+    changed = " (code changed since)" if fix.stale == "changed" else ""
     return (
         f"Learning memory: seen before{similar}, {_when(fix.fixed_at)} {_where(fix, worktree)}: "
-        f"{failure} — fixed by editing {edited}{commit}{times}. "
+        f"{failure} — fixed by editing {edited}{commit}{times}{changed}. "
         f'expand_context(["{item_id("experience", fix.experience_id)}"]) for the whole record.'
     )
 
@@ -65,7 +66,9 @@ def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome
     failures = failures_of(outcome)
     if outcome.passed or not failures:
         return Shown()
-    fixes = index.fixes_for(project, failures, limit=MAX_HINTS)[:MAX_HINTS]
+    # Fixes whose code is gone since teach nothing about the code there now: not offered.
+    found = index.fixes_for(project, failures, limit=MAX_HINTS + 1)
+    fixes = [fix for fix in found if fix.stale != "gone"][:MAX_HINTS]
     return Shown(
         [hint_line(fix, worktree) for fix in fixes],
         list(dict.fromkeys(item_id("experience", fix.experience_id) for fix in fixes)),
@@ -81,14 +84,17 @@ def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> Sh
     :data:`FILE_BUDGET_TOKENS`; nothing when there is nothing."""
     lines = [FILE_HEADER.format(file=file)]
     items: list[str] = []
-    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS):
+    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS + 1):
+        if fix.stale == "gone" or len(items) >= MAX_HINTS:
+            continue
         what = " ".join(part for part in (fix.error_type, fix.message) if part)
         failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
         symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
         commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
         when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
         item = item_id("experience", fix.experience_id)
-        line = f"- {failure}{symbols}, {when}{commit} [{item}]"
+        changed = " (code changed since)" if fix.stale == "changed" else ""
+        line = f"- {failure}{symbols}, {when}{commit}{changed} [{item}]"
         if estimate_tokens("\n".join([*lines, line])) > FILE_BUDGET_TOKENS:
             break
         lines.append(line)

@@ -162,7 +162,9 @@ async def store_value(
 @tool(
     "list_values",
     description=(
-        "Stored values, those of the largest clusters first, then the newest; optionally of one axis."
+        "Stored values, best supported first (support × weight: a value's weight halves each "
+        "half-life without an experience that bears it out), then the newest; with each one's "
+        "age_days since that evidence, support and weight; optionally of one axis."
     ),
 )
 async def list_values(

@@ -56,6 +56,9 @@ ConfidenceTier = Literal["gold", "silver", "bronze", "auto", "abandoned"]
 # Who wrote an entry: the agent through the GHAP tools, or the session miner from what the hooks saw.
 Source = Literal["agent", "auto"]
 Axis = Literal["full", "strategy", "surprise", "root_cause"]
+# What became of the code an experience is anchored to since (see worker.capture.staleness):
+# rewritten ("changed": shown with a warning) or deleted ("gone": kept and searchable, never injected).
+Stale = Literal["changed", "gone"]
 
 DOMAINS: tuple[str, ...] = get_args(Domain)
 STRATEGIES: tuple[str, ...] = get_args(Strategy)
@@ -137,6 +140,9 @@ class Anchor(Contract):
     file: str
     symbol: str | None = None  # qualified name, e.g. "Session.refresh"
     commit: str | None = None
+    # A short hash of the symbol's source (whitespace collapsed) when it was captured: a later
+    # look at the file tells whether the code was rewritten since.
+    digest: str | None = None
 
 
 class GhapEntry(Contract):
@@ -224,6 +230,7 @@ class ExperienceHit(Contract):
     # (``shared.fix_feedback``).
     helped: int = 0
     not_helped: int = 0
+    stale: Stale | None = None  # its anchored code changed or went since it was captured
 
 
 class SearchExperiencesResponse(Contract):

@@ -120,6 +120,12 @@ class ValueRecord(Contract):
     member_ghap_ids: list[str]
     centroid_distance: float
     threshold_distance: float
+    # How much it is still worth (worker.learning.decay): days since the last experience that
+    # bore it out (its cluster when stored, or one stored later close enough to it), how many
+    # experiences have, and the weight that age leaves it (1.0 fresh, halved each half-life).
+    age_days: float = Field(default=0.0, ge=0.0)
+    support: int = Field(default=0, ge=0)
+    weight: float = Field(default=1.0, ge=0.0, le=1.0)
 
 
 class ListValuesRequest(Contract):
@@ -128,7 +134,7 @@ class ListValuesRequest(Contract):
 
 
 class ListValuesResponse(Contract):
-    results: list[ValueRecord]  # by cluster size, then newest first
+    results: list[ValueRecord]  # by support × weight, then newest first
     count: int
 
 

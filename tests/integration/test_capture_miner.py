@@ -1,7 +1,8 @@
 """mine_session through the worker machinery, on a real repository with a real Python file edited:
 the session's fix becomes an auto experience that search_experiences finds, and the fix index
 answers the failure with the file, the function, the commit and its subject. Inline (the
-server's in-process executor) and through Redis with a real worker process."""
+server's in-process executor) and through Redis with a real worker process. Later sessions that
+rewrite or delete the function make the experience stale."""
 
 from __future__ import annotations
 
@@ -12,27 +13,39 @@ from pathlib import Path
 
 import pytest
 
+from learning_memory.cli.samples import generated_entries
 from learning_memory.composition import in_process_executor
+from learning_memory.server.capture.fix_hints import fix_hints
 from learning_memory.server.transport import Transport
 from learning_memory.server.transport.arq import ArqTransport
 from learning_memory.server.transport.inline import InlineTransport
-from learning_memory.shared.contracts.capture import MINE_SESSION, MineSessionRequest, MineSessionResponse
+from learning_memory.shared.contracts.capture import (
+    MINE_SESSION,
+    MineSessionRequest,
+    MineSessionResponse,
+    RunOutcome,
+)
+from learning_memory.shared.contracts.context import AssembleContextRequest
 from learning_memory.shared.contracts.experiences import (
     AXES,
     SEARCH_EXPERIENCES,
     Anchor,
     ExperienceHit,
+    PersistExperienceRequest,
     SearchExperiencesRequest,
     collection_for,
     point_id,
 )
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
+from learning_memory.worker.capture.source_units import digest
 from learning_memory.worker.jobs.capture import mine_session
-from learning_memory.worker.jobs.experiences import search_experiences
+from learning_memory.worker.jobs.context import assemble_context
+from learning_memory.worker.jobs.experiences import persist_experience, search_experiences
 from learning_memory.worker.services import JobRun
 from tests.capture_sessions import LOGIN, PROJECT, Script
 from tests.git_repo import commit, git, write
 from tests.helpers import job_run
+from tests.learning_data import ghap_entry
 from tests.mcp_thread import inline_settings
 
 BROKEN = '''"""Logging in."""
@@ -104,7 +117,9 @@ async def check_mining(jobs: Transport, fx: Fixture, data_dir: Path) -> None:
     [hit] = await search(jobs, "logins without a password refused, login test")
     assert (hit.source, hit.outcome_status, hit.confidence_tier) == ("auto", "confirmed", "auto")
     assert hit.goal == SUBJECT and hit.project == PROJECT and hit.occurrences == 1
-    assert hit.anchors == [Anchor(file="src/app.py", symbol="login", commit=fx.head)]
+    login = "def " + FIXED.split("def ")[-1]
+    assert hit.anchors == [Anchor(file="src/app.py", symbol="login", commit=fx.head, digest=digest(login))]
+    assert hit.stale is None
     assert (
         hit.outcome_result
         == f"pytest went green after editing src/app.py (login); committed {fx.head[:10]} ({SUBJECT})"
@@ -200,3 +215,77 @@ async def test_mine_session_on_a_worker_process(
     worker_jobs: ArqTransport, fx: Fixture, lms_env: dict[str, str]
 ) -> None:
     await check_mining(worker_jobs, fx, Path(lms_env["LMS_DATA_DIR"]))
+
+
+async def test_later_sessions_that_rewrite_or_delete_the_code_make_it_stale(
+    tmp_path: Path, fx: Fixture
+) -> None:
+    """A later session rewrites login(): the experience says its code changed, here and in the
+    fix hints; another deletes it: the experience leaves injection and hints, but search finds it."""
+    query = "logins without a password refused, login test"
+    context = AssembleContextRequest(query=query, budget_tokens=2_000, min_score=0.0)
+    fixes = FixIndex(fix_index_path(tmp_path / "data"))
+
+    async def later(session_id: str, text: str, lines: tuple[int, int]) -> None:
+        write(fx.repo, "src/app.py", text)
+        path = (
+            Script(session_id=session_id, worktree=str(fx.repo)).prompt("Tidy up.").edit("src/app.py", lines)
+        )
+        log = path.stop().write(fx.logs / f"{session_id}.jsonl")
+        await mine_session(run, MineSessionRequest(log_path=str(log), session_id=session_id, project=PROJECT))
+
+    async def experiences() -> list[str]:
+        found = await assemble_context(run, context)
+        return [item.text for item in found.items if item.kind == "experience"]
+
+    async with job_run(tmp_path) as run:
+        await mine_session(run, session(fx, "s1"))
+        [hit] = await search_hits(run, query)
+        assert hit.stale is None and fixes.fixes_for(PROJECT, [LOGIN])[0].stale is None
+
+        await later("s2", FIXED.replace("return Session(user)", "return Session(user.strip())"), (12, 12))
+        [changed] = await search_hits(run, query)
+        assert (changed.ghap_id, changed.stale) == (hit.ghap_id, "changed")
+        [line] = await experiences()
+        assert line.endswith("(code changed since)")
+        assert fixes.fixes_for(PROJECT, [LOGIN])[0].stale == "changed"
+        failed = RunOutcome(kind="test", runner="pytest", passed=False, exit_code=1, failures=[LOGIN])
+        [hint] = fix_hints(fixes, PROJECT, fx.repo, failed).lines
+        assert "(code changed since)" in hint
+
+        await later("s3", FIXED.split("\n\ndef login")[0] + "\n", (9, 12))
+        [gone] = await search_hits(run, query)
+        assert (gone.ghap_id, gone.stale) == (hit.ghap_id, "gone")
+        assert await experiences() == []
+        assert fix_hints(fixes, PROJECT, fx.repo, failed).lines == []
+
+
+async def test_the_agents_experience_is_anchored_where_its_edits_were(tmp_path: Path, fx: Fixture) -> None:
+    """The edits made while the agent's GHAP entry was active anchor its stored experience, once;
+    a later rewrite makes it stale like any other."""
+    entry = ghap_entry(generated_entries(1, seed=1)[0], 0).model_copy(update={"id": "agent-entry"})
+    async with job_run(tmp_path) as run:
+        await persist_experience(run, PersistExperienceRequest(entry=entry))
+        await mine_session(run, session(fx, "s1", ghap_id="agent-entry"))
+        [hit] = [h for h in await search_hits(run, entry.goal) if h.ghap_id == "agent-entry"]
+        login = "def " + FIXED.split("def ")[-1]
+        assert hit.anchors == [Anchor(file="src/app.py", symbol="login", digest=digest(login))]
+        assert (hit.source, hit.project, hit.stale) == ("agent", PROJECT, None)
+
+        write(fx.repo, "src/app.py", FIXED.replace("return Session(user)", "return Session(user.strip())"))
+        await mine_session(run, session(fx, "s2", ghap_id="agent-entry"))  # mined again: anchors kept
+        [hit] = [h for h in await search_hits(run, entry.goal) if h.ghap_id == "agent-entry"]
+        assert hit.anchors[0].digest == digest(login) and hit.stale == "changed"
+
+
+async def test_a_file_deleted_in_a_commit_makes_its_experience_gone(tmp_path: Path, fx: Fixture) -> None:
+    async with job_run(tmp_path) as run:
+        await mine_session(run, session(fx, "s1"))
+        git(fx.repo, "rm", "-q", "src/app.py")
+        head = commit(fx.repo, "Drop the old login", who="alice", days_ago=0)
+        script = Script(session_id="s2", worktree=str(fx.repo)).prompt("Remove the old login.")
+        log = script.run("git rm src/app.py && git commit -m 'Drop'").commit(head).stop()
+        path = log.write(fx.logs / "s2.jsonl")
+        await mine_session(run, MineSessionRequest(log_path=str(path), session_id="s2", project=PROJECT))
+        [hit] = await search_hits(run, "logins without a password refused, login test")
+        assert hit.stale == "gone"

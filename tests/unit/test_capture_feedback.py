@@ -10,7 +10,7 @@ import pytest
 
 from learning_memory.shared.fix_feedback import FLOOR, Outcomes, feedback_factor
 from learning_memory.shared.fix_index import FeedbackRecord, FixIndex, fix_index_path
-from learning_memory.shared.fix_store import connect
+from learning_memory.shared.fix_store import SCHEMA_VERSION, connect
 from learning_memory.worker.capture.episodes import mine
 from learning_memory.worker.capture.feedback import attribute, outcomes_for
 from tests.capture_sessions import LOGIN, LOGOUT, PROJECT, T0, Script
@@ -165,7 +165,7 @@ def test_an_index_made_before_feedback_gains_its_table(index: FixIndex) -> None:
     record(index, "s1", feedback(HINT, "ep1", True))
     assert index.outcomes([HINT]) == {HINT: Outcomes(1, 0)}
     with sqlite3.connect(index.path) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 async def test_the_worker_reads_counts_by_id(tmp_path: Path) -> None:

@@ -192,6 +192,8 @@ async def test_payload_carries_the_whole_experience(run: JobRun) -> None:
             "resolved_ts": (T0 + timedelta(minutes=30)).timestamp(),
             "source": "agent",
             "anchors": [],
+            "anchor_files": [],
+            "stale": None,
             "occurrences": 1,
             "last_seen": None,
             "project": None,
@@ -238,13 +240,13 @@ async def test_points_stored_before_the_source_fields_still_read(run: JobRun) ->
     old = {
         key: value
         for key, value in record.payload.items()
-        if key not in ("source", "anchors", "occurrences", "last_seen", "project")
+        if key not in ("source", "anchors", "anchor_files", "stale", "occurrences", "last_seen", "project")
     }
     assert record.vector is not None
     await store.upsert(collection_for("full"), [PointData(record.id, record.vector, old)])
     [hit] = await search(run, LOGIN_OLD.goal)
-    defaults: tuple[object, ...] = ("agent", [], 1, None, None)
-    assert (hit.source, hit.anchors, hit.occurrences, hit.last_seen, hit.project) == defaults
+    defaults: tuple[object, ...] = ("agent", [], 1, None, None, None)
+    assert (hit.source, hit.anchors, hit.occurrences, hit.last_seen, hit.project, hit.stale) == defaults
 
 
 LOGIN_OLD = make_entry(goal="An experience stored by an earlier version")

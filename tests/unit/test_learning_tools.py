@@ -79,9 +79,16 @@ def test_retro_workflow(mcp: ThreadedClient) -> None:
         "similarity_to_centroid",
         "created_at",
         "clustering_id",
+        "age_days",
+        "support",
+        "weight",
     }
+    assert (stored["age_days"], stored["support"], stored["weight"]) == (0.0, stored["cluster_size"], 1.0)
     listed = ok(mcp, "list_values", axis="full")
     assert [value["id"] for value in listed["results"]] == [stored["id"]]
+    [value] = listed["results"]
+    assert value["support"] == stored["cluster_size"] and 0.99 < value["weight"] <= 1.0
+    assert 0.0 <= value["age_days"] < 1.0
     assert ok(mcp, "list_values", axis="strategy") == {"results": [], "count": 0}
 
     # A new experience on the axis makes a new clustering.

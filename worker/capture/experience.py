@@ -9,7 +9,7 @@ another, strengthens one experience instead of adding a copy.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from learning_memory.shared.contracts.capture import Failure, SessionEvent
 from learning_memory.shared.contracts.experiences import (
@@ -83,14 +83,22 @@ def _evidence(event: SessionEvent) -> Evidence:
     )
 
 
-def anchors(episode: Episode, symbols: Mapping[str, tuple[str, ...]]) -> list[Anchor]:
+def anchors(
+    episode: Episode,
+    symbols: Mapping[str, tuple[str, ...]],
+    digests: Callable[[str], Mapping[str, str]] | None = None,
+) -> list[Anchor]:
+    """The files and units the episode edited; ``digests(file)``: its units' digests now, so that
+    a later look can tell whether they were rewritten."""
     commit = episode.commit
     found: list[Anchor] = []
     for file in episode.files:
         sha = commit.sha if commit is not None and file in commit.files else None
-        found += [Anchor(file=file, symbol=name, commit=sha) for name in symbols.get(file, ())] or [
-            Anchor(file=file, commit=sha)
-        ]
+        known = digests(file) if digests is not None and symbols.get(file) else {}
+        found += [
+            Anchor(file=file, symbol=name, commit=sha, digest=known.get(name))
+            for name in symbols.get(file, ())
+        ] or [Anchor(file=file, commit=sha)]
     return found[:MAX_ANCHORS]
 
 
@@ -126,8 +134,13 @@ def _resolution(episode: Episode, runner: str, edited: str) -> Resolution:
     )
 
 
-def auto_entry(episode: Episode, symbols: Mapping[str, tuple[str, ...]]) -> GhapEntry:
-    """The episode as a resolved auto experience (``symbols``: the units edited, by file)."""
+def auto_entry(
+    episode: Episode,
+    symbols: Mapping[str, tuple[str, ...]],
+    digests: Callable[[str], Mapping[str, str]] | None = None,
+) -> GhapEntry:
+    """The episode as a resolved auto experience (``symbols``: the units edited, by file;
+    ``digests``: see :func:`anchors`)."""
     runner = episode.runner or episode.kind
     edited = files_text(episode.files, symbols)
     errors = _listed([failure_text(failure) for failure in episode.failures])
@@ -147,7 +160,7 @@ def auto_entry(episode: Episode, symbols: Mapping[str, tuple[str, ...]]) -> Ghap
         evidence=[_evidence(event) for event in episode.runs[-MAX_EVIDENCE:]],
         resolution=_resolution(episode, runner, edited),
         source="auto",
-        anchors=anchors(episode, symbols),
+        anchors=anchors(episode, symbols, digests),
         last_seen=episode.ended_at,
         project=episode.project,
     )

@@ -44,7 +44,7 @@ def episode_records(episodes: Sequence[Episode], project: str) -> list[EpisodeRe
                     fixed_at=fix.at,
                 )
             )
-        entry = None if episode.ghap_id else auto_entry(episode, symbols)
+        entry = None if episode.ghap_id else auto_entry(episode, symbols, resolver.digests)
         records.append(
             EpisodeRecord(
                 episode_id=episode.id,

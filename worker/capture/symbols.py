@@ -9,14 +9,13 @@ big, not source or in a language we do not parse gives no symbol (the file alone
 from __future__ import annotations
 
 from collections.abc import Iterable
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.episodes import Edit
-from learning_memory.worker.code.index.parser import language_for, parse_source
+from learning_memory.worker.capture.source_units import SourceUnit, Unreadable, read_units
 
 log = get_logger(__name__)
-MAX_FILE_BYTES = 2_000_000
 
 
 class SymbolResolver:
@@ -26,6 +25,7 @@ class SymbolResolver:
         self.worktree = worktree
         self.project = project
         self._lines: dict[str, list[str | None]] = {}  # file -> innermost unit per line (index = line)
+        self._digests: dict[str, dict[str, str]] = {}  # file -> unit -> digest of its text
 
     def symbols(self, edits: Iterable[Edit]) -> dict[str, tuple[str, ...]]:
         """For each edited file (in first-edited order), the units its edits changed."""
@@ -39,27 +39,33 @@ class SymbolResolver:
                         names[name] = None
         return {file: tuple(names) for file, names in found.items()}
 
+    def digests(self, file: str) -> dict[str, str]:
+        """The digest of each unit of ``file`` as it is now (see ``source_units.digest``)."""
+        self._units_by_line(file)
+        return self._digests.get(file, {})
+
     def _units_by_line(self, file: str) -> list[str | None]:
         if file not in self._lines:
             self._lines[file] = self._parse(file)
         return self._lines[file]
 
     def _parse(self, file: str) -> list[str | None]:
-        language = language_for(PurePosixPath(file))
-        if language is None:
-            return []
-        path = self.worktree / file
         try:
-            if path.stat().st_size > MAX_FILE_BYTES:
-                return []
-            source = path.read_bytes()
-        except OSError:
+            units = read_units(self.worktree, file, self.project)
+        except (OSError, Unreadable):
             return []
-        result = parse_source(source, language=language, project=self.project, file_path=file)
-        units = [unit for unit in result.units if unit.unit_type != "module"]
-        by_line: list[str | None] = [None] * (source.count(b"\n") + 2)
+        self._digests[file] = _first_digests(units)
+        last = max((unit.end_line for unit in units), default=0)
+        by_line: list[str | None] = [None] * (last + 2)
         # Outer units first (longest first among those starting together): inner ones overwrite them.
         for unit in sorted(units, key=lambda u: (u.start_line, -u.end_line)):
             for line in range(unit.start_line, min(unit.end_line, len(by_line) - 1) + 1):
-                by_line[line] = unit.qualified_name
+                by_line[line] = unit.name
         return by_line
+
+
+def _first_digests(units: list[SourceUnit]) -> dict[str, str]:
+    found: dict[str, str] = {}
+    for unit in units:
+        found.setdefault(unit.name, unit.digest)
+    return found

@@ -23,6 +23,7 @@ from learning_memory.shared.contracts.capture import (
 from learning_memory.shared.contracts.experiences import GhapEntry, PersistExperienceRequest
 from learning_memory.shared.fix_index import EpisodeRecord, FixIndex, SessionChange, fix_index_path
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.capture.agent_anchors import agent_anchors
 from learning_memory.worker.capture.commits import session_commits
 from learning_memory.worker.capture.episodes import mine
 from learning_memory.worker.capture.feedback import attribute
@@ -30,6 +31,7 @@ from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
 from learning_memory.worker.jobs.experiences import forget_experience, persist_experience
+from learning_memory.worker.jobs.staleness import attach_agent_anchors, edited_files, recheck_anchors
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 
@@ -65,6 +67,13 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     )
     for experience_id in sorted(change.experiences):
         await _store(run, index, experience_id)
+    # Where the agent's own experiences happened: the edits of the episodes each absorbed.
+    anchors = await asyncio.to_thread(agent_anchors, episodes, request.project)
+    await attach_agent_anchors(run, request.project, anchors)
+    # Its edits and commits may have rewritten code that earlier experiences are anchored to.
+    await recheck_anchors(
+        run, index, request.project, events[0].worktree, edited_files(events, commits.values())
+    )
     if change.experiences:
         # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
         await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)

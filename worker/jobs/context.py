@@ -34,6 +34,7 @@ from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.shared.fix_feedback import NONE, feedback_factor
 from learning_memory.worker.capture.feedback import outcomes_for
+from learning_memory.worker.learning.decay import age_support_weight
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
@@ -77,15 +78,19 @@ async def _search(
 def _teaches(payload: dict[str, Any]) -> bool:
     """Whether an experience has something to tell: an abandoned entry only when someone wrote
     down what went wrong or what worked (those a newer start_ghap displaced say nothing, and
-    would only echo an old task back)."""
+    would only echo an old task back), and never when the code it is anchored to is gone."""
+    if payload.get("stale") == "gone":  # its code is no more: kept for search, not put forward
+        return False
     if payload.get("outcome_status") != "abandoned":
         return True
     return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
 
 
-def _weight(payload: dict[str, Any]) -> float:
+def _weight(kind: ContextKind, payload: dict[str, Any], half_life_days: float) -> float:
     """What the agent wrote itself ranks above what was captured from a session, when both bear
-    on the query as much."""
+    on the query as much; a value nothing has borne out for long ranks below a fresh one."""
+    if kind == "value":
+        return age_support_weight(payload, half_life_days)[2]
     return AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
 
 
@@ -109,7 +114,8 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     for kind, name in present:
         for hit in await store.search(name, vector, limit=request.max_items):
             if hit.score >= request.min_score and (kind != "experience" or _teaches(hit.payload)):
-                scored.append((_clamp(hit.score * _weight(hit.payload)), kind, hit))
+                weight = _weight(kind, hit.payload, run.services.settings.value_half_life_days)
+                scored.append((_clamp(hit.score * weight), kind, hit))
     # What was shown before and did not help ranks lower (``shared.fix_feedback``).
     shown = await outcomes_for(run.services.settings.data_dir, (_context_id(k, h) for _, k, h in scored))
     scored = [(s * feedback_factor(shown.get(_context_id(k, h), NONE)), k, h) for s, k, h in scored]
@@ -174,7 +180,8 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
                 goal=data["goal"],
                 hypothesis=data["hypothesis"],
                 outcome_status=data["outcome_status"],
-                result=one_line(str(data.get("outcome_result") or "")),
+                result=one_line(str(data.get("outcome_result") or ""))
+                + (" (code changed since)" if data.get("stale") == "changed" else ""),
                 surprise=data.get("surprise"),
                 root_cause=data.get("root_cause"),
                 lesson=data.get("lesson"),
@@ -199,7 +206,18 @@ def _parse(identifier: str) -> tuple[ContextKind, str] | None:
 
 
 # Bookkeeping fields of the stored payloads that a reader of the record has no use for.
-_INTERNAL = frozenset({"created_ts", "resolved_ts", "weight", "axis", "member_ghap_ids"})
+_INTERNAL = frozenset(
+    {
+        "created_ts",
+        "resolved_ts",
+        "weight",
+        "axis",
+        "member_ghap_ids",
+        "supporters",
+        "evidence_ts",
+        "anchor_files",
+    }
+)
 
 
 @job(EXPAND_CONTEXT)

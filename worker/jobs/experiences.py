@@ -29,6 +29,7 @@ from learning_memory.shared.contracts.experiences import (
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.feedback import with_outcomes
+from learning_memory.worker.learning.decay import note_support
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -53,6 +54,7 @@ INDEXES: dict[str, PayloadIndexType] = {
     "created_ts": "float",
     "source": "keyword",
     "project": "keyword",
+    "anchor_files": "keyword",
 }
 
 
@@ -152,6 +154,9 @@ def payload(entry: GhapEntry, resolution: Resolution, axis: str) -> dict[str, An
         "resolved_ts": resolution.resolved_at.timestamp(),
         "source": entry.source,
         "anchors": [anchor.model_dump(mode="json") for anchor in entry.anchors],
+        # Which experiences a session's edits may have made stale (worker.jobs.staleness).
+        "anchor_files": sorted({anchor.file for anchor in entry.anchors}),
+        "stale": None,  # told anew: its anchors are as it says
         "occurrences": entry.occurrences,
         "last_seen": entry.last_seen.isoformat() if entry.last_seen else None,
         "project": entry.project,
@@ -183,6 +188,8 @@ async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> 
             collection_for(axis),
             [PointData(point_id(entry.id, axis), vector, payload(entry, resolution, axis))],
         )
+        # New evidence for the values it lies close to: their weight stops decaying.
+        await note_support(store, axis, entry.id, vector, entry.last_seen or resolution.resolved_at)
     # A re-persisted entry that lost its surprise or root cause must not keep the old point there.
     store = await run.services.vectors()
     changed: list[str] = list(texts)

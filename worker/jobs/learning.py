@@ -51,6 +51,7 @@ from learning_memory.worker.learning.clusterer import (
     normalise,
     summarise,
 )
+from learning_memory.worker.learning.decay import listed_value
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -251,14 +252,18 @@ async def store_value(run: JobRun, request: StoreValueRequest) -> ValueRecord:
         member_ghap_ids=[found.ghap_ids[i] for i in cluster.members],
         centroid_distance=round(verdict.distance, 6),
         threshold_distance=round(verdict.threshold, 6),
+        support=cluster.size,
     )
     embedder = await run.services.embedder()
     vector = (await embedder.embed([request.text]))[0]  # from the embedding cache by now
     store = await run.services.collection(
         CollectionSpec(VALUES_COLLECTION, embedder.dimension, VALUE_INDEXES)
     )
-    payload = record.model_dump(mode="json", exclude={"id"})
+    payload = record.model_dump(mode="json", exclude={"id", "age_days", "weight"})
     payload["created_ts"] = request.created_at.timestamp()
+    # Its cluster's experiences bear it out now; later ones close to it keep it fresh (decay).
+    payload["evidence_ts"] = request.created_at.timestamp()
+    payload["support"] = cluster.size
     # One string, not a list: at 5,000 experiences a cluster has hundreds of members, and the
     # vector engine converts every list item on each read (list_values reads every value).
     payload["member_ghap_ids"] = json.dumps(record.member_ghap_ids)
@@ -279,14 +284,9 @@ async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResp
     # Values are few (one per lesson learned): sort them all, then cut.
     total = await store.count(VALUES_COLLECTION, where)
     records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
-    fields = ValueRecord.model_fields.keys() - {"member_ghap_ids"}
-    # The member ids stay in the store (the tool does not list them): not decoded here.
-    values = [
-        ValueRecord(
-            **{key: value for key, value in r.payload.items() if key in fields}, id=r.id, member_ghap_ids=[]
-        )
-        for r in records
-    ]
-    values.sort(key=lambda v: (-v.cluster_size, -v.created_at.timestamp(), v.id))
+    half_life = run.services.settings.value_half_life_days
+    values = [listed_value(r.id, r.payload, half_life) for r in records]
+    # What many experiences bore out lately first: an old lesson nothing repeated sinks.
+    values.sort(key=lambda v: (-v.support * v.weight, -v.created_at.timestamp(), v.id))
     chosen = values[: request.limit]
     return ListValuesResponse(results=chosen, count=len(chosen))
