@@ -23,7 +23,9 @@ hypothesis or plan changes; resolve_ghap(status, result) as soon as the predicti
 at a time.
 - Before a non-trivial task: assemble_context(query) gives relevant past experiences, values and \
 memories, a line each with an id (expand_context(ids) for the record); get_premortem_warnings(goal) \
-what failed before. Hooks may already have shown you some, marked "Learning memory".
+what failed before. Hooks may already have shown you some, marked "Learning memory": after a \
+failing run, a fix that worked for the same failure before in this repository (learned from past \
+sessions without your help; try it first).
 - Memories: store_memory for durable facts, preferences and workflows (not task progress); \
 retrieve_memories to recall them.
 - Code and history: index_codebase, then search_code or find_similar_code; search_commits, \
