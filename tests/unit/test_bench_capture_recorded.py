@@ -67,7 +67,7 @@ def test_the_labels_name_runs_that_went_as_labelled(session: Path) -> None:
     for episode in label["episodes"]:
         for red in [episode["red"], *episode.get("reds", [])]:
             assert outcome[red] == "PostToolUseFailure"
-        for green in [episode["green"], *episode.get("greens", [])]:
+        for green in [g for g in [episode.get("green"), *episode.get("greens", [])] if g]:  # none: ended red
             assert outcome[green] == "PostToolUse"
         edited = {
             str(e.input["tool_input"]["file_path"]).removeprefix(transcript.cwd + "/")
