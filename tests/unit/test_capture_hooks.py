@@ -17,6 +17,7 @@ import pytest
 
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
 from tests.git_repo import git
+from tests.helpers import pids_of
 from tests.mcp_thread import ThreadedClient, inline_client, ok
 
 BROKEN = "def total(prices):\n    return sum(prices) - 1\n"
@@ -237,3 +238,17 @@ def test_session_end_records_the_end_and_the_mine_command_learns_from_the_log(
         [*command[:-1], str(tmp_path)], env=env, capture_output=True, text=True, timeout=300, check=False
     )
     assert bad.returncode == 1 and "not a session log" in bad.stderr
+
+
+def test_mining_with_redis_but_no_worker_leaves_the_job_queued(
+    tmp_path: Path, worktrees: tuple[Path, Path], lms_env: dict[str, str]
+) -> None:
+    """What the SessionEnd hook starts must not start a worker that would idle for minutes."""
+    first, _ = worktrees
+    log = _log_a_fix(Path(lms_env["LMS_DATA_DIR"]) / "capture", first)
+    command = [sys.executable, "-m", "learning_memory", "mine", str(log)]
+    env = {**lms_env, "LMS_EMBEDDING_MODEL": "hashing:256"}
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "queued" in json.loads(done.stdout)
+    assert pids_of("learning_memory worker", f"LMS_NAMESPACE={lms_env['LMS_NAMESPACE']}") == []
