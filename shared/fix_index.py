@@ -40,6 +40,7 @@ from learning_memory.shared.fix_writes import (
     replace_session,
 )
 from learning_memory.shared.log import get_logger
+from learning_memory.shared.paths import capture_dir
 
 log = get_logger(__name__)
 T = TypeVar("T")
@@ -56,7 +57,7 @@ _GROUP = (
 
 
 def fix_index_path(data_dir: Path) -> Path:
-    return data_dir / "capture" / "fixes.sqlite3"
+    return capture_dir(data_dir) / "fixes.sqlite3"
 
 
 def failures_of(run: RunOutcome) -> list[Failure]:

@@ -20,3 +20,20 @@ def default_models_dir() -> Path:
 
 def data_dir_from_env() -> Path:
     return Path(os.environ.get(DATA_DIR_VAR) or default_data_dir())
+
+
+# Capture's layout in the data folder, for the commands (SessionStart, SessionEnd) that run
+# without settings, the server's hooks and the worker's miner alike.
+CAPTURE_VAR = "LMS_CAPTURE"
+RECENT_FIXES_FILE = "recent.json"  # a project's latest fixes, for the SessionStart brief
+
+
+def capture_dir(data_dir: Path) -> Path:
+    """``<data_dir>/capture``: ``<project>/sessions/<session>.jsonl``, ``<project>/recent.json``
+    and the fix index."""
+    return data_dir / "capture"
+
+
+def capture_from_env() -> bool:
+    """``LMS_CAPTURE`` as the settings read it (false, 0, no or off turn capture off)."""
+    return os.environ.get(CAPTURE_VAR, "true").strip().lower() not in ("0", "false", "no", "off")

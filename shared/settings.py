@@ -13,7 +13,7 @@ from typing import Literal
 from pydantic import Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from learning_memory.shared.paths import default_data_dir, default_models_dir
+from learning_memory.shared.paths import capture_dir, default_data_dir, default_models_dir
 
 ENV_PREFIX = "LMS_"
 QueueMode = Literal["auto", "arq", "inline"]
@@ -142,7 +142,7 @@ class Settings(BaseSettings):
     @property
     def capture_dir(self) -> Path:
         """Session logs and the fix index: shared by every worktree and clone of a repository."""
-        return self.data_dir / "capture"
+        return capture_dir(self.data_dir)
 
 
 def config_error(exc: ValidationError, prefix: str) -> ConfigError:

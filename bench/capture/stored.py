@@ -28,7 +28,9 @@ from redis.asyncio import Redis
 from bench.common import wait_until
 from learning_memory.shared import arq_backend, codec
 from learning_memory.shared.contracts.capture import MINE_SESSION
+from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.keys import Keys
+from learning_memory.shared.paths import capture_dir
 
 MAX_ROWS = 5_000
 
@@ -136,7 +138,7 @@ async def forget_results(redis_url: str, namespace: str) -> None:
 
 def fix_index(data_dir: Path) -> dict[str, list[dict[str, Any]]] | None:
     """Every table of ``capture/fixes.sqlite3`` as rows, or None when the file does not exist."""
-    path = data_dir / "capture" / "fixes.sqlite3"
+    path = fix_index_path(data_dir)
     if not path.exists():
         return None
     tables: dict[str, list[dict[str, Any]]] = {}
@@ -155,7 +157,7 @@ def _plain(value: Any) -> Any:
 
 def session_logs(data_dir: Path) -> dict[str, int]:
     """Lines of each session log the server wrote (path relative to ``<data_dir>/capture``)."""
-    folder = data_dir / "capture"
+    folder = capture_dir(data_dir)
     if not folder.is_dir():
         return {}
     logs = {}
@@ -168,7 +170,7 @@ def session_logs(data_dir: Path) -> dict[str, int]:
 def _event_times(data_dir: Path) -> dict[str, list[tuple[float, str]]]:
     """Each session's logged events as (time, id)."""
     times: dict[str, list[tuple[float, str]]] = {}
-    for path in (data_dir / "capture").rglob("*.jsonl"):
+    for path in capture_dir(data_dir).rglob("*.jsonl"):
         with path.open(errors="replace") as lines:
             for raw in lines:
                 with contextlib.suppress(ValueError, KeyError, TypeError, AttributeError):

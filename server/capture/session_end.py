@@ -9,7 +9,6 @@ session event's shape), then leaves the log's mining to a detached
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import uuid
@@ -19,7 +18,7 @@ from typing import Any
 
 from learning_memory.server.capture import project
 from learning_memory.server.capture.session_log import SessionLog
-from learning_memory.shared.paths import data_dir_from_env
+from learning_memory.shared.paths import capture_dir, capture_from_env, data_dir_from_env
 
 
 def event_line(kind: str, session_id: str, where: project.Place, **fields: Any) -> tuple[str, bytes]:
@@ -43,17 +42,13 @@ def end_line(session_id: str, where: project.Place) -> tuple[str, bytes]:
     return event_line("end", session_id, where)
 
 
-def capturing() -> bool:
-    return os.environ.get("LMS_CAPTURE", "true").strip().lower() not in ("0", "false", "no", "off")
-
-
 def record_end(event: dict[str, Any], data_dir: Path) -> Path | None:
     """Append the end event; the log's path, or None when there is nothing to mine."""
     session_id, cwd = str(event.get("session_id") or ""), str(event.get("cwd") or "")
-    if not session_id or not cwd or not capturing():
+    if not session_id or not cwd or not capture_from_env():
         return None
     where = project.place_of(cwd)
-    log = SessionLog(data_dir / "capture")
+    log = SessionLog(capture_dir(data_dir))
     if not log.path(where.project, session_id).exists():
         return None  # a session that did nothing worth a line
     event_id, line = end_line(session_id, where)

@@ -34,7 +34,7 @@ from learning_memory.shared.context_lines import (
     one_line,
     value_line,
 )
-from learning_memory.shared.paths import data_dir_from_env
+from learning_memory.shared.paths import RECENT_FIXES_FILE, capture_dir, capture_from_env, data_dir_from_env
 
 BUDGET_TOKENS = 400
 MAX_VALUES = 3
@@ -109,11 +109,11 @@ def _value_lines(data_dir: Path) -> list[str]:
 def _fix_lines(cwd: Path, data_dir: Path) -> list[str]:
     """Fixes captured from past sessions of this repository (any worktree), newest first; the
     miner keeps the list (``recent.json``) next to the project's session logs."""
-    if os.environ.get("LMS_CAPTURE", "true").strip().lower() in ("0", "false", "no", "off"):
+    if not capture_from_env():
         return []
     from learning_memory.server.capture.project import place_of
 
-    items = _read_json(data_dir / "capture" / place_of(str(cwd)).project / "recent.json")
+    items = _read_json(capture_dir(data_dir) / place_of(str(cwd)).project / RECENT_FIXES_FILE)
     if not isinstance(items, list):
         return []
     return [
@@ -156,16 +156,16 @@ def brief(cwd: Path, data_dir: Path) -> str:
 def record_shown(session_id: str, cwd: Path, text: str, data_dir: Path) -> bool:
     """Append the brief's ids to the session's log; True when a line was written."""
     items = list(dict.fromkeys(_ITEM.findall(text)))[:MAX_LOGGED_ITEMS]
-    from learning_memory.server.capture.session_end import capturing, event_line
+    from learning_memory.server.capture.session_end import event_line
 
-    if not session_id or not items or not capturing():
+    if not session_id or not items or not capture_from_env():
         return False
     from learning_memory.server.capture.project import place_of
     from learning_memory.server.capture.session_log import SessionLog
 
     where = place_of(str(cwd))
     event_id, line = event_line("injected", session_id, where, items=items, via="brief")
-    return SessionLog(data_dir / "capture").append_line(where.project, session_id, event_id, line)
+    return SessionLog(capture_dir(data_dir)).append_line(where.project, session_id, event_id, line)
 
 
 def main(stdin: Any = None, stdout: Any = None) -> int:

@@ -14,8 +14,8 @@ from pathlib import Path
 from learning_memory.shared.context_lines import one_line
 from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.fix_index import FixIndex, KnownFix
+from learning_memory.shared.paths import RECENT_FIXES_FILE
 
-RECENT_FILE = "recent.json"
 RECENT_FIXES = 5
 
 
@@ -34,7 +34,7 @@ def write_recent(index: FixIndex, project: str, project_dir: Path) -> None:
     ]
     if not items:
         return
-    target = project_dir / RECENT_FILE
-    tmp = target.with_name(f".{RECENT_FILE}.{uuid.uuid4().hex}.tmp")
+    target = project_dir / RECENT_FIXES_FILE
+    tmp = target.with_name(f".{RECENT_FIXES_FILE}.{uuid.uuid4().hex}.tmp")
     tmp.write_text(json.dumps(items), encoding="utf-8")
     os.replace(tmp, target)  # readers see the old list or the new, never half of one
