@@ -154,3 +154,26 @@ def cli_log(root: Path, *args: str) -> list[CliCommit]:
             path = path.strip('"')
             commits[-1].stats.append((_new_path(path), _count(added), _count(deleted)))
     return commits
+
+
+# A repository whose one test fails (cart.py subtracts one), for capture's tests: a fix in one
+# worktree should answer the same failure in the other.
+CART_BROKEN = "def total(prices):\n    return sum(prices) - 1\n"
+CART_FIXED = "def total(prices):\n    return sum(prices)\n"
+CART_TEST = "from cart import total\n\n\ndef test_total():\n    assert total([2, 3]) == 5\n"
+
+
+def shop_worktrees(root: Path) -> tuple[Path, Path]:
+    """``root/shop`` (branch main) and ``root/shop-feature`` (branch feature), both still broken."""
+    main = root / "shop"
+    main.mkdir()
+    git(main, "init", "-q", "-b", "main")
+    git(main, "config", "user.name", "Agent")
+    git(main, "config", "user.email", "agent@example.com")
+    (main / "cart.py").write_text(CART_BROKEN)
+    (main / "test_cart.py").write_text(CART_TEST)
+    git(main, "add", ".")
+    git(main, "commit", "-q", "-m", "Cart totals")
+    second = root / "shop-feature"
+    git(main, "worktree", "add", "-q", str(second), "-b", "feature")
+    return main, second

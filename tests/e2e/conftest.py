@@ -18,6 +18,7 @@ from redis import Redis as SyncRedis
 from learning_memory.shared.keys import Keys
 from tests.conftest import REDIS_URL
 from tests.helpers import pids_of
+from tests.support.claude_code import ClaudeHome, pinned_claude
 
 
 def server_params(env: dict[str, str]) -> StdioServerParameters:
@@ -56,3 +57,12 @@ def reap_autostarted_workers(namespace: str, redis: object) -> Iterator[None]:
     for pid in pids:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGTERM)
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeHome]:
+    """One private Claude Code home with the plugin installed, shared by a module's sessions
+    (modules that use it skip themselves when the pinned Claude Code is missing)."""
+    claude_home = ClaudeHome.create(tmp_path_factory.mktemp("claude-home"), pinned_claude())
+    claude_home.install_plugin()
+    yield claude_home

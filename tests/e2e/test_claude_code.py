@@ -12,7 +12,7 @@ import json
 import socket
 import subprocess
 import sys
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -67,14 +67,6 @@ ACTIVE = {
 }
 RELATED_PROMPT = "The nightly CSV export job runs out of memory again; can you find out why?"
 UNRELATED_PROMPT = "Write a haiku about autumn leaves falling on a quiet pond."
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeHome]:
-    """One private Claude Code home with the plugin installed, shared by this module's sessions."""
-    home = ClaudeHome.create(tmp_path_factory.mktemp("claude-home"), CLAUDE)
-    home.install_plugin()
-    yield home
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ itself, intact: times as the tools write them, and a job's "running" answer with
 from __future__ import annotations
 
 import json
-from collections.abc import Generator, Iterator
+from collections.abc import Generator
 from pathlib import Path
 from typing import Any
 
@@ -40,13 +40,6 @@ GHAP = {
     "action": "read the worker log around the stop",
     "prediction": "the log shows a timeout at the stop",
 }
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeHome]:
-    home = ClaudeHome.create(tmp_path_factory.mktemp("claude-home"), CLAUDE)
-    home.install_plugin()
-    yield home
 
 
 def _tool_results(session: Session) -> list[dict[str, Any]]:

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 import sqlite3
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from redis.asyncio import Redis
 
 from tests.conftest import WorkerFactory, wait_for_worker
-from tests.git_repo import git
+from tests.git_repo import CART_FIXED, shop_worktrees
 from tests.helpers import wait_for
 from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude
 from tests.support.scripted_model import Script, call, say
@@ -28,33 +27,11 @@ except ClaudeCodeMissing as missing:
 pytestmark = pytest.mark.slow
 
 SESSION_TIMEOUT_S = 120
-BROKEN = "def total(prices):\n    return sum(prices) - 1\n"
-FIXED = "def total(prices):\n    return sum(prices)\n"
-TEST = "from cart import total\n\n\ndef test_total():\n    assert total([2, 3]) == 5\n"
-
-
-@pytest.fixture(scope="module")
-def home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ClaudeHome]:
-    home = ClaudeHome.create(tmp_path_factory.mktemp("claude-home"), CLAUDE)
-    home.install_plugin()
-    yield home
 
 
 @pytest.fixture
 def worktrees(tmp_path: Path) -> tuple[Path, Path]:
-    """A repository whose test fails, checked out in two worktrees."""
-    main = tmp_path / "shop"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    git(main, "config", "user.name", "Agent")
-    git(main, "config", "user.email", "agent@example.com")
-    (main / "cart.py").write_text(BROKEN)
-    (main / "test_cart.py").write_text(TEST)
-    git(main, "add", ".")
-    git(main, "commit", "-q", "-m", "Cart totals")
-    second = tmp_path / "shop-feature"
-    git(main, "worktree", "add", "-q", str(second), "-b", "feature")
-    return main, second
+    return shop_worktrees(tmp_path)
 
 
 def _session(home: ClaudeHome, prompt: str, script: Script, env: dict[str, str], cwd: Path) -> Session:
@@ -93,7 +70,7 @@ async def test_a_failure_fixed_in_one_worktree_is_answered_with_its_fix_in_anoth
         say("Fixed: the total no longer subtracts one."),
     ]
     _session(home, "The cart total is wrong, please fix it.", fixing, lms_env, first)
-    assert (first / "cart.py").read_text() == FIXED
+    assert (first / "cart.py").read_text() == CART_FIXED
 
     index = Path(lms_env["LMS_DATA_DIR"]) / "capture" / "fixes.sqlite3"
 

@@ -14,9 +14,9 @@ import pytest
 from learning_memory.shared.fix_feedback import Outcomes, feedback_factor
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
 from learning_memory.worker.jobs.context import AUTO_WEIGHT
-from tests.git_repo import git
+from tests.git_repo import CART_BROKEN, CART_FIXED, git
 from tests.mcp_thread import ThreadedClient, ok
-from tests.unit.test_capture_hooks import BROKEN, FIXED, PATCH, hook, mcp, run_hook, wait_until, worktrees
+from tests.unit.test_capture_hooks import PATCH, hook, mcp, run_hook, wait_until, worktrees
 
 __all__ = ["mcp", "worktrees"]  # the fixtures, shared with the capture hooks' tests
 _SHOWN = re.compile(r'expand_context\(\["(exp:[0-9a-f-]+)"\]\)')
@@ -47,7 +47,7 @@ def test_a_fix_hint_that_helped_and_one_that_did_not(
     data = tmp_path / "data"
     index = FixIndex(fix_index_path(data))
     run_hook(mcp, "s1", first, "t1")
-    edit(mcp, "s1", first, "t2", FIXED)
+    edit(mcp, "s1", first, "t2", CART_FIXED)
     run_hook(mcp, "s1", first, "t3")
     git(first, "commit", "-qam", "Fix the cart total off by one")
     hook(mcp, "hook_stop", session_id="s1", cwd=str(first))
@@ -61,15 +61,15 @@ def test_a_fix_hint_that_helped_and_one_that_did_not(
     item = shown.group(1)
     [injected] = [e for e in log_events(data, "s2") if e["type"] == "injected"]
     assert injected["items"] == [item] and injected["via"] == "fix_hint"
-    edit(mcp, "s2", second, "u2", FIXED)
+    edit(mcp, "s2", second, "u2", CART_FIXED)
     assert run_hook(mcp, "s2", second, "u3") == ""
     hook(mcp, "hook_stop", session_id="s2", cwd=str(second))
     wait_until(lambda: index.outcomes([item]) == {item: Outcomes(1, 0)}, "the hint to have helped")
 
     # Session 3: the hint is shown again, an edit that fixes nothing, still red at the end.
-    edit(mcp, "s3", second, "v0", BROKEN)
+    edit(mcp, "s3", second, "v0", CART_BROKEN)
     assert _SHOWN.search(run_hook(mcp, "s3", second, "v1"))
-    edit(mcp, "s3", second, "v2", BROKEN.replace("- 1", "- 2"))
+    edit(mcp, "s3", second, "v2", CART_BROKEN.replace("- 1", "- 2"))
     run_hook(mcp, "s3", second, "v3")
     hook(mcp, "hook_session_event", event="SessionEnd", session_id="s3", cwd=str(second))
     wait_until(lambda: index.outcomes([item]) == {item: Outcomes(1, 1)}, "the hint not to have helped")
@@ -93,7 +93,7 @@ def test_file_lessons_are_logged_once_with_their_ids(
     data = tmp_path / "data"
     index = FixIndex(fix_index_path(data))
     run_hook(mcp, "s1", first, "t1")
-    edit(mcp, "s1", first, "t2", FIXED)
+    edit(mcp, "s1", first, "t2", CART_FIXED)
     run_hook(mcp, "s1", first, "t3")
     hook(mcp, "hook_stop", session_id="s1", cwd=str(first))
     project = log_events(data, "s1")[0]["project"]

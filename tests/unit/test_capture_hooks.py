@@ -16,13 +16,10 @@ from typing import Any
 import pytest
 
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
-from tests.git_repo import git
+from tests.git_repo import CART_FIXED, git, shop_worktrees
 from tests.helpers import pids_of
 from tests.mcp_thread import ThreadedClient, inline_client, ok
 
-BROKEN = "def total(prices):\n    return sum(prices) - 1\n"
-FIXED = "def total(prices):\n    return sum(prices)\n"
-TEST = "from cart import total\n\n\ndef test_total():\n    assert total([2, 3]) == 5\n"
 OTHER_TEST = "def test_name():\n    assert 'ann'.title() == 'Anne'\n"
 PATCH = [
     {
@@ -43,16 +40,7 @@ def mcp(tmp_path: Path) -> Iterator[ThreadedClient]:
 
 @pytest.fixture
 def worktrees(tmp_path: Path) -> tuple[Path, Path]:
-    main = tmp_path / "shop"
-    main.mkdir()
-    git(main, "init", "-q", "-b", "main")
-    (main / "cart.py").write_text(BROKEN)
-    (main / "test_cart.py").write_text(TEST)
-    git(main, "add", ".")
-    git(main, "commit", "-q", "-m", "Cart totals")
-    second = tmp_path / "shop-feature"
-    git(main, "worktree", "add", "-q", str(second), "-b", "feature")
-    return main, second
+    return shop_worktrees(tmp_path)
 
 
 def pytest_run(folder: Path, target: str = "test_cart.py") -> tuple[str, dict[str, str]]:
@@ -108,7 +96,7 @@ def test_a_fix_in_one_worktree_answers_the_same_failure_in_another(
         cwd=str(first),
     )
     assert run_hook(mcp, "s1", first, "t1") == ""  # met for the first time: nothing to say
-    (first / "cart.py").write_text(FIXED)
+    (first / "cart.py").write_text(CART_FIXED)
     edit = hook(
         mcp,
         "hook_file_changed",
@@ -189,7 +177,7 @@ def _log_a_fix(recorder_root: Path, folder: Path) -> Path:
 
     recorder = Recorder(recorder_root, recorder_root / "fixes.sqlite3")
     recorder.prompt("s9", str(folder), "The cart total is wrong, please fix it.")
-    for call_id, content in (("t1", None), ("t3", FIXED)):
+    for call_id, content in (("t1", None), ("t3", CART_FIXED)):
         if content is not None:
             (folder / "cart.py").write_text(content)
             recorder.edit("s9", str(folder), "t2", str(folder / "cart.py"), json.dumps(PATCH))
