@@ -56,6 +56,11 @@ _GROUP = (
 )
 
 
+# Fixes whose code is gone since (every anchor deleted) teach nothing about the code there now:
+# no read offers them, though the index keeps them (the experience stays searchable).
+_LIVE = "AND fixes.experience_id NOT IN (SELECT experience_id FROM stale WHERE state = 'gone') "
+
+
 def fix_index_path(data_dir: Path) -> Path:
     return capture_dir(data_dir) / "fixes.sqlite3"
 
@@ -132,7 +137,7 @@ class FixIndex:
         def lookup(conn: sqlite3.Connection) -> list[KnownFix]:
             rows = conn.execute(
                 "SELECT fixes.signature, fixes.files FROM fix_files "
-                "JOIN fixes ON fixes.id = fix_files.fix_id WHERE fix_files.project = ? "
+                f"JOIN fixes ON fixes.id = fix_files.fix_id WHERE fix_files.project = ? {_LIVE}"
                 "AND fix_files.file = ? ORDER BY fix_files.fixed_at DESC LIMIT ?",
                 (project, clean_path(file), CANDIDATES),
             ).fetchall()
@@ -146,7 +151,7 @@ class FixIndex:
 
         def lookup(conn: sqlite3.Connection) -> list[KnownFix]:
             rows = conn.execute(
-                "SELECT signature, files FROM fixes WHERE project = ? ORDER BY fixed_at DESC LIMIT ?",
+                f"SELECT signature, files FROM fixes WHERE project = ? {_LIVE}ORDER BY fixed_at DESC LIMIT ?",
                 (project, CANDIDATES),
             ).fetchall()
             keys = list(dict.fromkeys((row[0], row[1]) for row in rows))[: max(limit, 0)]
@@ -180,7 +185,7 @@ class FixIndex:
         signatures = list(dict.fromkeys(failure.signature for failure in failures))
         marks = ",".join("?" * len(signatures))
         exact = conn.execute(
-            f"SELECT signature, files FROM fixes WHERE project = ? AND signature IN ({marks}) "
+            f"SELECT signature, files FROM fixes WHERE project = ? AND signature IN ({marks}) {_LIVE}"
             "ORDER BY fixed_at DESC LIMIT ?",
             (project, *signatures, CANDIDATES),
         ).fetchall()
@@ -193,7 +198,7 @@ class FixIndex:
             words = [tokens(f.message, f.test_id) for f in failures if f.error_type == error_type]
             rows = conn.execute(
                 "SELECT signature, files, tokens, fixed_at FROM fixes WHERE project = ? AND error_type IS ? "
-                "ORDER BY fixed_at DESC LIMIT ?",
+                f"{_LIVE}ORDER BY fixed_at DESC LIMIT ?",
                 (project, error_type, CANDIDATES),
             ).fetchall()
             for signature, files, row_tokens, fixed_at in rows:

@@ -66,9 +66,7 @@ def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome
     failures = failures_of(outcome)
     if outcome.passed or not failures:
         return Shown()
-    # Fixes whose code is gone since teach nothing about the code there now: not offered.
-    found = index.fixes_for(project, failures, limit=MAX_HINTS + 1)
-    fixes = [fix for fix in found if fix.stale != "gone"][:MAX_HINTS]
+    fixes = index.fixes_for(project, failures, limit=MAX_HINTS)  # never those whose code is gone
     return Shown(
         [hint_line(fix, worktree) for fix in fixes],
         list(dict.fromkeys(item_id("experience", fix.experience_id) for fix in fixes)),
@@ -84,9 +82,7 @@ def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> Sh
     :data:`FILE_BUDGET_TOKENS`; nothing when there is nothing."""
     lines = [FILE_HEADER.format(file=file)]
     items: list[str] = []
-    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS + 1):
-        if fix.stale == "gone" or len(items) >= MAX_HINTS:
-            continue
+    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS):
         what = " ".join(part for part in (fix.error_type, fix.message) if part)
         failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
         symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
