@@ -18,9 +18,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.code import peak_rss_mib
 from bench.common import print_table, progress
 from bench.processes import serving
+from bench.scale.memory import watching
 from bench.scale.seed import seed_code, seed_experiences, seed_memories
 from bench.scale.timing import time_clusters, time_ghap, time_hooks, verdicts
 from learning_memory.cli.samples import generated_entries
@@ -50,20 +50,26 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
         )
         jobs = ArqTransport(settings)
         try:
-            seeding: dict[str, Any] = {}
-            seeding["experiences_s"] = await seed_experiences(jobs, samples, range(args.experiences))
-            seeding["memories_s"] = await seed_memories(client, args.memories)
-            seeding["code"] = await seed_code(client, args.code_units, tmp / "corpus")
-            progress(f"scale: seeded {seeding}")
-            times: dict[str, list[float]] = {}
-            times |= await time_hooks(client, tmp / "corpus", args.calls)
-            times |= await time_ghap(client, args.calls)
-            times |= await time_clusters(client, jobs, samples, args.experiences, args.cold)
-            rss = peak_rss_mib(worker.pid)
+            async with watching(worker.pid) as memory:
+                seeding: dict[str, Any] = {}
+                seeding["experiences_s"] = await seed_experiences(jobs, samples, range(args.experiences))
+                memory.after("experiences")
+                seeding["memories_s"] = await seed_memories(client, args.memories)
+                memory.after("memories")
+                seeding["code"] = await seed_code(client, args.code_units, tmp / "corpus")
+                memory.after("code")
+                progress(f"scale: seeded {seeding}")
+                times: dict[str, list[float]] = {}
+                times |= await time_hooks(client, tmp / "corpus", args.calls)
+                times |= await time_ghap(client, args.calls)
+                memory.after("hooks and start_ghap")
+                times |= await time_clusters(client, jobs, samples, args.experiences, args.cold)
+                memory.after("get_clusters")
+                worker_memory = memory.summary()
         finally:
             await jobs.close()
     store = _size_mib(tmp / "data")
-    return {"seeding": seeding, "times": times, "worker_peak_rss_mib": rss, "store_mib": store}
+    return {"seeding": seeding, "times": times, "worker_memory": worker_memory, "store_mib": store}
 
 
 def _report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any]:
@@ -74,7 +80,7 @@ def _report(args: argparse.Namespace, measured: dict[str, Any]) -> dict[str, Any
         f"{seeding['code']['units']:,} code units in {seeding['code']['seconds']:.0f} s; "
         f"store on disk {measured['store_mib']:.0f} MiB"
     )
-    rows, summaries, passed = verdicts(measured["times"], measured["worker_peak_rss_mib"])
+    rows, summaries, passed = verdicts(measured["times"], measured["worker_memory"])
     print_table(["what", "p50", "p95 / figure", "target", ""], rows)
     return {"tools": summaries, "pass": passed}
 
@@ -97,7 +103,7 @@ async def run(args: argparse.Namespace) -> dict[str, Any]:
         },
         "seeding": measured["seeding"],
         "store_mib": measured["store_mib"],
-        "worker_peak_rss_mib": measured["worker_peak_rss_mib"],
+        "worker_memory": measured["worker_memory"],
         "total_s": time.perf_counter() - started,
         **report,
     }

@@ -104,7 +104,7 @@ async def time_clusters(
 
 
 def verdicts(
-    times: dict[str, list[float]], rss_mib: float | None
+    times: dict[str, list[float]], memory: dict[str, Any]
 ) -> tuple[list[list[str]], dict[str, Any], dict[str, bool]]:
     """Table rows, summaries and PASS/FAIL against the issue's targets."""
     rows, summaries, passed = [], {}, {}
@@ -121,8 +121,11 @@ def verdicts(
         passed[name] = figure * 1000 <= target
         verdict = "PASS" if passed[name] else "FAIL"
         rows.append([name, f"{summary['p50_ms']:.1f} ms", shown, f"≤ {target:.0f} ms", verdict])
-    passed["worker peak RSS"] = rss_mib is not None and rss_mib <= RSS_MIB
-    shown = "?" if rss_mib is None else f"{rss_mib:.0f} MiB"
+    rss = memory.get("peak_rss_mib")
+    passed["worker peak RSS"] = rss is not None and rss <= RSS_MIB
+    shown = "?" if rss is None else f"{rss:.0f} MiB"
     verdict = "PASS" if passed["worker peak RSS"] else "FAIL"
     rows.append(["worker peak RSS (VmHWM)", "", shown, f"≤ {RSS_MIB:.0f} MiB", verdict])
+    rows.append(["  of it, the worker's own (RssAnon)", "", f"{memory['peak_anon_mib']:.0f} MiB", "", ""])
+    rows.append(["  of it, mapped files (RssFile)", "", f"{memory['peak_file_mib']:.0f} MiB", "", ""])
     return rows, summaries, passed

@@ -39,6 +39,7 @@ def test_the_scale_bench_runs_at_tiny_sizes(tmp_path: Path) -> None:
     timed = HOOKS | {"start_ghap", "get_clusters full (cold)", "get_clusters full (cached)"}
     assert timed <= set(result["tools"])
     assert result["seeding"]["code"]["units"] >= 200
-    assert result["store_mib"] > 0 and result["worker_peak_rss_mib"] > 0
+    assert result["store_mib"] > 0 and result["worker_memory"]["peak_rss_mib"] > 0
+    assert set(result["worker_memory"]["by_phase"]) >= {"experiences", "code", "get_clusters"}
     assert "worker peak RSS" in result["pass"]
     assert "worker peak RSS (VmHWM)" in done.stdout

@@ -11,10 +11,12 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from learning_memory.shared.contracts.experiences import TIER_WEIGHTS, collection_for
 from learning_memory.shared.contracts.learning import (
@@ -60,9 +62,13 @@ from learning_memory.worker.vectors.base import (
     MatchValue,
     PayloadIndexType,
     PointData,
+    VectorStore,
 )
 
 log = get_logger(__name__)
+
+READ_PAGE = 1000  # points per read when clustering an axis
+CLUSTER_FIELDS = ("ghap_id", "weight", "confidence_tier")  # what clustering reads of a payload
 
 VALUE_INDEXES: dict[str, PayloadIndexType] = {
     "axis": "keyword",
@@ -95,24 +101,20 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
     started = time.perf_counter()
     store = await run.services.vectors()
     collection = collection_for(axis)
-    # One read, ordered by id: the same points always come in the same order, so get the same labels.
-    total = await store.count(collection)
-    records = await store.scroll(collection, limit=total + 100, with_vectors=True)
-    records = [record for record in records if record.vector is not None]
-    vectors = normalise([record.vector or [] for record in records])
-    weights = [_weight(record.payload) for record in records]
+    points = await _read_points(store, collection)
+    vectors = normalise(points.vectors)
     settings = run.services.settings
     dimensions = settings.cluster_dimensions
     labels = await asyncio.to_thread(
         cluster_labels, vectors, settings.min_cluster_size, settings.min_samples, dimensions
     )
-    clusters = summarise(vectors, weights, labels)
+    clusters = summarise(vectors, points.weights, labels)
     seconds = time.perf_counter() - started
     result = Clustering(
         axis=axis,
         clustering_id=key,
-        point_ids=[record.id for record in records],
-        ghap_ids=[str(record.payload.get("ghap_id", "")) for record in records],
+        point_ids=points.ids,
+        ghap_ids=points.ghap_ids,
         clusters=clusters,
         noise_count=int(np.sum(labels < 0)),
         dimensions=min(dimensions, vectors.shape[1]) if dimensions > 0 else vectors.shape[1],
@@ -123,13 +125,50 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
         "learning.clustered",
         axis=axis,
         clustering_id=key,
-        experiences=len(records),
+        experiences=len(points.ids),
         clusters=len(clusters),
         noise=result.noise_count,
         dimensions=result.dimensions,
         seconds=round(seconds, 3),
     )
     return result
+
+
+@dataclass
+class _Points:
+    ids: list[str] = field(default_factory=list)
+    ghap_ids: list[str] = field(default_factory=list)
+    weights: list[float] = field(default_factory=list)
+    pages: list[npt.NDArray[np.float32]] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)  # a write between pages may shift one in twice
+
+    @property
+    def vectors(self) -> npt.NDArray[np.float32]:
+        return np.concatenate(self.pages) if self.pages else np.zeros((0, 0), dtype=np.float32)
+
+
+async def _read_points(store: VectorStore, collection: str) -> _Points:
+    """Every point of ``collection`` in id order (the same points always come in the same order,
+    so they get the same labels), read a page at a time with only the payload fields clustering
+    uses: the store's records of a whole axis at once (Python floats and full payloads) weigh
+    many times the array they end as."""
+    points = _Points()
+    offset = 0
+    while True:
+        page = await store.scroll(
+            collection, limit=READ_PAGE, offset=offset, with_vectors=True, payload_fields=CLUSTER_FIELDS
+        )
+        offset += len(page)
+        kept = [record for record in page if record.vector is not None and record.id not in points.seen]
+        if kept:
+            points.pages.append(np.asarray([record.vector for record in kept], dtype=np.float32))
+        for record in kept:
+            points.seen.add(record.id)
+            points.ids.append(record.id)
+            points.ghap_ids.append(str(record.payload.get("ghap_id", "")))
+            points.weights.append(_weight(record.payload))
+        if len(page) < READ_PAGE:
+            return points
 
 
 def _weight(payload: dict[str, Any]) -> float:

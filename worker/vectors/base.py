@@ -136,10 +136,11 @@ class VectorStore(Protocol):
         order_by: str | None = None,
         descending: bool = True,
         with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
     ) -> list[Record]:
         """A page of matching points: ``offset`` skips that many, ordered by the numeric payload
         field ``order_by`` (which must be indexed) when given, else by id; with their vectors
-        when ``with_vectors``."""
+        when ``with_vectors``; with only the payload fields ``payload_fields`` when given."""
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         """Exact number of matching points."""

@@ -117,7 +117,7 @@ class _Collection:
         flt: Filter | None,
         with_vectors: bool = False,
         *,
-        with_payload: bool = True,
+        with_payload: bool | list[str] = True,
     ) -> list[qe.ScoredPoint]:
         request = qe.QueryRequest(
             limit=max(limit, 0),
@@ -238,14 +238,16 @@ class EdgeVectorStore:
         order_by: str | None = None,
         descending: bool = True,
         with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
     ) -> list[Record]:
         coll = await self._collection(collection)
+        payload = True if payload_fields is None else list(payload_fields)
         if order_by is None:  # a query-less request pages by id
-            found = coll.query("scroll", limit, offset, None, filter, with_vectors)
+            found = coll.query("scroll", limit, offset, None, filter, with_vectors, with_payload=payload)
         else:
             order = qe.OrderBy(order_by, qe.Direction.Desc if descending else qe.Direction.Asc)
             what = f"scroll ordered by '{order_by}' (it needs an integer or float index)"
-            found = coll.query(what, limit, offset, order, filter, with_vectors)
+            found = coll.query(what, limit, offset, order, filter, with_vectors, with_payload=payload)
         return [to_record(p, with_vectors) for p in found]
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:

@@ -185,6 +185,7 @@ class QdrantServerStore:
         order_by: str | None = None,
         descending: bool = True,
         with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
     ) -> list[Record]:
         if limit <= 0:
             return []
@@ -196,7 +197,10 @@ class QdrantServerStore:
                 raise StorageError(f"Qdrant failed to {what}: no range index for order_by key '{order_by}'")
             direction = models.Direction.DESC if descending else models.Direction.ASC
             query = models.OrderByQuery(order_by=models.OrderBy(key=order_by, direction=direction))
-        found = await self._query(what, collection, query, limit, offset, filter, with_vectors)
+        payload = True if payload_fields is None else list(payload_fields)
+        found = await self._query(
+            what, collection, query, limit, offset, filter, with_vectors, with_payload=payload
+        )
         return [_record(p, with_vectors) for p in found]
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
@@ -219,7 +223,7 @@ class QdrantServerStore:
         flt: Filter | None,
         with_vectors: bool = False,
         *,
-        with_payload: bool = True,
+        with_payload: bool | list[str] = True,
     ) -> list[models.ScoredPoint]:
         response = await self._run(
             what,
