@@ -73,7 +73,9 @@ def value_line(data: dict[str, Any]) -> str:
 
 
 def memory_line(data: dict[str, Any]) -> str:
-    return one_line(f"{data.get('category', 'memory')}: {data.get('content', '')}", MAX_LINE_CHARS)
+    # Said first: a long memory's end is cut from the line.
+    changed = "(code changed since) " if data.get("stale") == "changed" else ""
+    return one_line(f"{data.get('category', 'memory')}: {changed}{data.get('content', '')}", MAX_LINE_CHARS)
 
 
 def line_for(kind: str, data: dict[str, Any]) -> str:

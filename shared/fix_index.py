@@ -24,6 +24,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
+from learning_memory.shared.anchored_items import AnchoredItem, items_for_file
 from learning_memory.shared.contracts.capture import Failure, RunOutcome
 from learning_memory.shared.fix_feedback import Outcomes, count_outcomes
 from learning_memory.shared.fix_similarity import CLOSE, similarity, tokens
@@ -158,6 +159,10 @@ class FixIndex:
             return [_known(conn.execute(_GROUP, (project, *key)).fetchone(), 1.0) for key in keys]
 
         return self._read(lookup, [])
+
+    def anchored_to(self, project: str, file: str, limit: int = 3) -> list[AnchoredItem]:
+        """Memories and values anchored to ``file`` whose code is not gone, newest first."""
+        return self._read(lambda conn: items_for_file(conn, project, file, limit), [])
 
     def outcomes(self, items: Sequence[str]) -> dict[str, Outcomes]:
         """Helped / not-helped counts of the items (context ids) that have any."""

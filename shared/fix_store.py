@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-SCHEMA_VERSION = 3  # 2: feedback or stale; 3: both (a file below gains what it lacks on the next write)
+# 2: feedback or stale; 3: both; 4: anchored (a file below gains what it lacks on the next write)
+SCHEMA_VERSION = 4
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -88,6 +89,18 @@ CREATE TABLE IF NOT EXISTS stale (
     experience_id TEXT PRIMARY KEY,
     state TEXT NOT NULL
 );
+-- Memories and values anchored to files (shared.anchored_items): a file read or edited brings them.
+CREATE TABLE IF NOT EXISTS anchored (
+    item TEXT NOT NULL,
+    project TEXT NOT NULL,
+    file TEXT NOT NULL,
+    symbols TEXT NOT NULL,
+    text TEXT NOT NULL,
+    created_at REAL NOT NULL,
+    state TEXT,
+    PRIMARY KEY (item, file)
+);
+CREATE INDEX IF NOT EXISTS anchored_by_file ON anchored (project, file, created_at);
 """
 
 

@@ -35,6 +35,7 @@ PLACEHOLDER_KINDS = {
     "uuid": r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}",
     "sha": r"\b[0-9a-f]{40}\b",
     "hex": r"\b[0-9a-f]{32}\b",
+    "project": r"\brepo-[0-9a-f]{16}\b",  # the checkout the answers were captured in
 }
 # A time's digits change; how it is written (a fraction or not, "Z" or "+00:00") must not.
 TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d+)?(Z|[+-]\d\d:\d\d)?")

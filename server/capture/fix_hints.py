@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from learning_memory.shared.anchored_items import AnchoredItem
 from learning_memory.shared.context_lines import estimate_tokens, one_line
 from learning_memory.shared.contracts.capture import RunOutcome
 from learning_memory.shared.contracts.context import item_id
@@ -73,24 +74,37 @@ def fix_hints(index: FixIndex, project: str, worktree: Path, outcome: RunOutcome
     )
 
 
-FILE_HEADER = "Learning memory: failures fixed before by editing {file}:"
+FILE_HEADER = "Learning memory about {file}:"
 FILE_BUDGET_TOKENS = 150
 
 
+def _fix_item(fix: KnownFix, worktree: Path) -> tuple[str, str]:
+    what = " ".join(part for part in (fix.error_type, fix.message) if part)
+    failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
+    symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
+    commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
+    when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
+    item = item_id("experience", fix.experience_id)
+    changed = " (code changed since)" if fix.stale == "changed" else ""
+    return f"- fixed {failure}{symbols}, {when}{commit}{changed} [{item}]", item
+
+
+def _anchored_item(found: AnchoredItem) -> tuple[str, str]:
+    kind = "memory" if found.item.startswith("mem:") else "lesson"
+    about = f" (about {', '.join(found.symbols[:2])})" if found.symbols else ""
+    changed = " (code changed since)" if found.state == "changed" else ""
+    return f"- {kind}{about}: {one_line(found.text, 120)}{changed} [{found.item}]", found.item
+
+
 def file_lessons(index: FixIndex, project: str, worktree: Path, file: str) -> Shown:
-    """What was learned about ``file``: the failures edits to it fixed, newest first, within
-    :data:`FILE_BUDGET_TOKENS`; nothing when there is nothing."""
+    """What was learned about ``file``: the failures edits to it fixed (newest first), then the
+    memories and values that name it, within :data:`FILE_BUDGET_TOKENS`; nothing when there is
+    nothing."""
     lines = [FILE_HEADER.format(file=file)]
     items: list[str] = []
-    for fix in index.fixes_for_file(project, file, limit=MAX_HINTS):
-        what = " ".join(part for part in (fix.error_type, fix.message) if part)
-        failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 120)
-        symbols = f" in {', '.join(fix.symbols[:2])}" if fix.symbols else ""
-        commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
-        when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
-        item = item_id("experience", fix.experience_id)
-        changed = " (code changed since)" if fix.stale == "changed" else ""
-        line = f"- {failure}{symbols}, {when}{commit}{changed} [{item}]"
+    candidates = [_fix_item(fix, worktree) for fix in index.fixes_for_file(project, file, limit=MAX_HINTS)]
+    candidates += [_anchored_item(found) for found in index.anchored_to(project, file, limit=MAX_HINTS)]
+    for line, item in candidates:
         if estimate_tokens("\n".join([*lines, line])) > FILE_BUDGET_TOKENS:
             break
         lines.append(line)

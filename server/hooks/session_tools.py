@@ -86,7 +86,7 @@ async def hook_file_changed(
 
 
 async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str, file: str) -> HookAnswer:
-    """The fixes anchored to ``file``, the first time the session touches it."""
+    """The fixes, memories and lessons anchored to ``file``, the first time the session touches it."""
     where = await asyncio.to_thread(app.capture.place, cwd)
     if where is None or not app.capture.first_touch(session_id, where, file):
         return NOTHING
@@ -101,7 +101,8 @@ async def _lessons_once(app: AppServices, event: str, session_id: str, cwd: str,
     "hook_file_read",
     description=(
         "For the Claude Code plugin's PostToolUse hook on Read: the failures fixed before by editing "
-        "this file, once per file per session (nothing when there are none)."
+        "this file and the memories and lessons that name it, once per file per session (nothing "
+        "when there are none)."
     ),
     instant=True,
 )

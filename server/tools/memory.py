@@ -8,6 +8,8 @@ worker.
 
 from __future__ import annotations
 
+import asyncio
+import os
 import uuid
 from datetime import UTC, datetime
 from typing import Annotated, Any
@@ -15,7 +17,7 @@ from typing import Annotated, Any
 from mcp.server.mcpserver import Context
 from pydantic import Field
 
-from learning_memory.server.services import AppServices, await_job
+from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.services.inputs import clamp, utf8_safe
 from learning_memory.server.tool_answers import Results
 from learning_memory.server.tool_registry import tool
@@ -96,6 +98,9 @@ async def store_memory(
     content = _truncate("content", content, "store_memory")
     if not content.strip():
         raise ValidationError("content must not be empty")
+    # The checkout this server serves (Claude Code starts it in the project's folder): the files
+    # the memory names are anchored there.
+    where = await asyncio.to_thread(app_services(ctx).capture.place, os.getcwd())
     memory = MemoryRecord(
         id=str(uuid.uuid4()),
         content=content,
@@ -103,8 +108,10 @@ async def store_memory(
         importance=clamp("importance", importance, 0.0, 1.0, "store_memory"),
         tags=_tags(tags, "store_memory"),
         created_at=datetime.now(UTC),
+        project=where.project if where else None,
     )
-    return await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory))
+    worktree = str(where.worktree) if where else None
+    return await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory, worktree=worktree))
 
 
 @tool(

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from learning_memory.shared.contracts.experiences import AXES, Axis, ExperienceHit
+from learning_memory.shared.contracts.experiences import AXES, Anchor, Axis, ExperienceHit
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.jobs import Contract, JobSpec
 from learning_memory.shared.keys import Queue
@@ -126,6 +126,10 @@ class ValueRecord(Contract):
     age_days: float = Field(default=0.0, ge=0.0)
     support: int = Field(default=0, ge=0)
     weight: float = Field(default=1.0, ge=0.0, le=1.0)
+    # The files a good share of those experiences are anchored to, in one repository
+    # (worker.learning.value_anchors): reading one of them brings the value up.
+    anchors: list[Anchor] = Field(default_factory=list)
+    project: str | None = None
 
 
 class ListValuesRequest(Contract):

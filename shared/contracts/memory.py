@@ -12,6 +12,7 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
+from learning_memory.shared.contracts.experiences import Anchor, Stale
 from learning_memory.shared.jobs import Contract, JobSpec
 from learning_memory.shared.keys import Queue
 
@@ -28,6 +29,13 @@ class MemoryRecord(Contract):
     importance: float = Field(ge=0.0, le=1.0)
     tags: list[str]
     created_at: datetime
+    # The repository's files (and their functions) the memory names, when it was stored in one
+    # (worker.capture.text_anchors); with defaults, so memories stored before still read.
+    anchors: list[Anchor] = Field(default_factory=list)
+    # That repository's identity (the same in every clone and worktree), and what became of the
+    # anchored code since; both left out of an answer while unknown.
+    project: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    stale: Stale | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ScoredMemory(MemoryRecord):
@@ -36,6 +44,8 @@ class ScoredMemory(MemoryRecord):
 
 class StoreMemoryRequest(Contract):
     memory: MemoryRecord
+    # The checkout the memory was stored from: the files it names are looked for there.
+    worktree: str | None = None
 
 
 class RetrieveMemoriesRequest(Contract):

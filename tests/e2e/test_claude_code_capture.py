@@ -1,5 +1,6 @@
 """Capture through real Claude Code: a failure fixed in one worktree of a repository is answered
-with its fix when a session in another worktree meets it again; nobody called a GHAP tool.
+with its fix when a session in another worktree meets it again; nobody called a GHAP tool. A
+memory that names a file of the repository comes back when a session reads that file.
 
 The pinned CLI runs headless against a scripted model with this repository's plugin installed;
 what the model was shown is read from the requests it received."""
@@ -16,7 +17,7 @@ from redis.asyncio import Redis
 from tests.conftest import WorkerFactory, wait_for_worker
 from tests.git_repo import CART_FIXED, shop_worktrees
 from tests.helpers import wait_for
-from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude
+from tests.support.claude_code import ClaudeCodeMissing, ClaudeHome, Session, pinned_claude, tool
 from tests.support.scripted_model import Script, call, say
 
 try:
@@ -27,6 +28,7 @@ except ClaudeCodeMissing as missing:
 pytestmark = pytest.mark.slow
 
 SESSION_TIMEOUT_S = 120
+MEMORY = "Cart totals come from total() in cart.py; prices are in cents, never floats."
 
 
 @pytest.fixture
@@ -91,3 +93,27 @@ async def test_a_failure_fixed_in_one_worktree_is_answered_with_its_fix_in_anoth
     assert "worktree shop" in hints[0]
     # The hint reached the model in its next request, right after the failing run's result.
     assert any(hints[0][:80] in text for text in session.texts(session.main_requests()[-1].body))
+
+
+async def test_a_memory_naming_a_file_comes_back_when_another_worktree_reads_it(
+    home: ClaudeHome,
+    lms_env: dict[str, str],
+    redis: Redis,
+    worker_factory: WorkerFactory,
+    worktrees: tuple[Path, Path],
+) -> None:
+    await wait_for_worker(redis, lms_env["LMS_NAMESPACE"], worker_factory().pid)
+    first, second = worktrees
+    remembering: Script = [
+        call("ToolSearch", query=f"select:{tool('store_memory')}", max_results=1),
+        call(tool("store_memory"), content=MEMORY, category="fact"),
+        say("Noted."),
+    ]
+    _session(home, "Remember how cart totals work.", remembering, lms_env, first)
+
+    reading: Script = [call("Read", file_path=str(second / "cart.py")), say("Read it.")]
+    session = _session(home, "Look at the cart.", reading, lms_env, second)
+    lessons = session.hook_contexts("PostToolUse:Read")
+    assert lessons, session.everything_seen()[-3000:]
+    assert "memory (about total)" in lessons[0] and "prices are in cents" in lessons[0], lessons
+    assert any(lessons[0][:60] in text for text in session.texts(session.main_requests()[-1].body))

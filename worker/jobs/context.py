@@ -86,6 +86,12 @@ def _teaches(payload: dict[str, Any]) -> bool:
     return bool(payload.get("root_cause") or payload.get("surprise") or payload.get("lesson"))
 
 
+def _puts_forward(kind: ContextKind, payload: dict[str, Any]) -> bool:
+    if kind == "experience":
+        return _teaches(payload)
+    return payload.get("stale") != "gone"  # a memory or value whose code is no more
+
+
 def _weight(kind: ContextKind, payload: dict[str, Any], half_life_days: float) -> float:
     """What the agent wrote itself ranks above what was captured from a session, when both bear
     on the query as much; a value nothing has borne out for long ranks below a fresh one."""
@@ -113,7 +119,7 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     scored: list[tuple[float, ContextKind, ScoredRecord]] = []
     for kind, name in present:
         for hit in await store.search(name, vector, limit=request.max_items):
-            if hit.score >= request.min_score and (kind != "experience" or _teaches(hit.payload)):
+            if hit.score >= request.min_score and _puts_forward(kind, hit.payload):
                 weight = _weight(kind, hit.payload, run.services.settings.value_half_life_days)
                 scored.append((_clamp(hit.score * weight), kind, hit))
     # What was shown before and did not help ranks lower (``shared.fix_feedback``).

@@ -18,6 +18,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from learning_memory.shared.anchored_items import put_item
+from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.contracts.experiences import TIER_WEIGHTS, collection_for
 from learning_memory.shared.contracts.learning import (
     GET_CLUSTER_MEMBERS,
@@ -42,6 +44,7 @@ from learning_memory.shared.contracts.learning import (
     cluster_id,
 )
 from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
+from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.cache import Clustering, fingerprint
@@ -54,6 +57,7 @@ from learning_memory.worker.learning.clusterer import (
     summarise,
 )
 from learning_memory.worker.learning.decay import listed_value
+from learning_memory.worker.learning.value_anchors import shared_anchors
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -279,6 +283,9 @@ async def store_value(run: JobRun, request: StoreValueRequest) -> ValueRecord:
             f"Value not stored: it does not fit {cluster_id(request.axis, cluster.label)}. "
             f"{_reason(verdict, run.services.settings.value_threshold_k)}"
         )
+    members = [found.point_ids[i] for i in cluster.members]
+    member_points = await (await run.services.vectors()).get(collection_for(request.axis), members)
+    project, anchors = shared_anchors(point.payload for point in member_points)
     record = ValueRecord(
         id=request.id,
         text=request.text,
@@ -292,7 +299,13 @@ async def store_value(run: JobRun, request: StoreValueRequest) -> ValueRecord:
         centroid_distance=round(verdict.distance, 6),
         threshold_distance=round(verdict.threshold, 6),
         support=cluster.size,
+        anchors=anchors,
+        project=project,
     )
+    if project is not None:
+        index = fix_index_path(run.services.settings.data_dir)
+        item = item_id("value", request.id)
+        await asyncio.to_thread(put_item, index, project, item, anchors, request.text, request.created_at)
     embedder = await run.services.embedder()
     vector = (await embedder.embed([request.text]))[0]  # from the embedding cache by now
     store = await run.services.collection(

@@ -6,8 +6,13 @@ so there is nothing to keep consistent across two stores.
 
 from __future__ import annotations
 
+import asyncio
+from pathlib import Path
 from typing import Any
 
+from learning_memory.shared.anchored_items import drop_items, put_item
+from learning_memory.shared.context_lines import one_line
+from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.contracts.memory import (
     COLLECTION,
     DELETE_MEMORY,
@@ -24,6 +29,8 @@ from learning_memory.shared.contracts.memory import (
     ScoredMemory,
     StoreMemoryRequest,
 )
+from learning_memory.shared.fix_index import fix_index_path
+from learning_memory.worker.capture.text_anchors import anchors_in_text
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -39,13 +46,17 @@ from learning_memory.worker.vectors.base import (
     VectorStore,
 )
 
-# created_ts orders list_memories; the others are what filters use.
+# created_ts orders list_memories; the others are what filters use (the anchors' files and
+# project: the staleness check finds the memories a session's edits may have outdated).
 INDEXES: dict[str, PayloadIndexType] = {
     "category": "keyword",
     "tags": "keyword",
     "importance": "float",
     "created_ts": "float",
+    "project": "keyword",
+    "anchor_files": "keyword",
 }
+ANCHORED_TEXT_CHARS = 160  # of a memory, in what a file read shows
 
 
 async def _store(run: JobRun) -> VectorStore:
@@ -63,6 +74,7 @@ async def _existing_store(run: JobRun) -> VectorStore | None:
 def _payload(memory: MemoryRecord) -> dict[str, Any]:
     payload = memory.model_dump(mode="json", exclude={"id"})
     payload["created_ts"] = memory.created_at.timestamp()
+    payload["anchor_files"] = sorted({anchor.file for anchor in memory.anchors})
     return payload
 
 
@@ -72,9 +84,25 @@ def _record(point_id: str, payload: dict[str, Any]) -> dict[str, Any]:
     return {**fields, "id": point_id}
 
 
+async def _anchored(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord:
+    """The memory with the anchors its text names in the checkout it was stored from (a retried
+    job finds the same ones), and the fix index told, so that reading those files brings it."""
+    memory = request.memory
+    if request.worktree is None or memory.project is None or memory.anchors:
+        return memory
+    anchors = await asyncio.to_thread(anchors_in_text, memory.content, Path(request.worktree))
+    if not anchors:
+        return memory
+    text = one_line(memory.content, ANCHORED_TEXT_CHARS)
+    index = fix_index_path(run.services.settings.data_dir)
+    item = item_id("memory", memory.id)
+    await asyncio.to_thread(put_item, index, memory.project, item, anchors, text, memory.created_at)
+    return memory.model_copy(update={"anchors": anchors})
+
+
 @job(STORE_MEMORY)
 async def store_memory(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord:
-    memory = request.memory
+    memory = await _anchored(run, request)
     vector = (await (await run.services.embedder()).embed([memory.content]))[0]
     store = await _store(run)
     # The id came with the request, so a retried job replaces the point it already wrote.
@@ -129,4 +157,6 @@ async def delete_memory(run: JobRun, request: DeleteMemoryRequest) -> DeleteMemo
     found = await store.get(COLLECTION, [request.id])
     if found:
         await store.delete(COLLECTION, [request.id])
+        index = fix_index_path(run.services.settings.data_dir)
+        await asyncio.to_thread(drop_items, index, [item_id("memory", request.id)])
     return DeleteMemoryResponse(deleted=bool(found))

@@ -36,16 +36,18 @@ def edited_files(events: Iterable[SessionEvent], committed: Iterable[CommitInfo]
     return list(dict.fromkeys([*edited, *(file for commit in committed for file in commit.files)]))
 
 
-def experience_states(worktree: Path, payloads: list[dict[str, Any]]) -> dict[str, Stale | None]:
-    """By experience, what became of its code (None: as it was); those nothing could be told of
-    are left out."""
+def experience_states(
+    worktree: Path, payloads: list[dict[str, Any]], key: str = "ghap_id"
+) -> dict[str, Stale | None]:
+    """By record (its payload's ``key``), what became of its code (None: as it was); those
+    nothing could be told of are left out."""
     checker = StalenessChecker(worktree)
     states: dict[str, Stale | None] = {}
     for data in payloads:
         anchors = [Anchor.model_validate(anchor) for anchor in data.get("anchors") or []]
         state = checker.experience(anchors) if anchors else "unknown"
         if state != "unknown":  # nothing could be told: what was known stands
-            states[str(data["ghap_id"])] = None if state == "fresh" else state
+            states[str(data[key])] = None if state == "fresh" else state
     return states
 
 
