@@ -46,6 +46,7 @@ from learning_memory.shared.contracts.learning import (
 from learning_memory.shared.errors import InsufficientDataError, NotFoundError, ValidationError
 from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.allocator import give_back
 from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.cache import Clustering, fingerprint
 from learning_memory.worker.learning.clusterer import (
@@ -106,13 +107,20 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
     store = await run.services.vectors()
     collection = collection_for(axis)
     points = await _read_points(store, collection)
-    vectors = normalise(points.vectors)
+    raw = points.vectors
+    points.pages.clear()  # each array is held once at a time: pages, then the axis, then normalised
+    vectors = normalise(raw)
+    del raw
     settings = run.services.settings
     dimensions = settings.cluster_dimensions
     labels = await asyncio.to_thread(
         cluster_labels, vectors, settings.min_cluster_size, settings.min_samples, dimensions
     )
     clusters = summarise(vectors, points.weights, labels)
+    # The axis's vectors (the clusters keep their own centroids): freed and given back now.
+    width = vectors.shape[1]
+    del vectors
+    give_back()
     seconds = time.perf_counter() - started
     result = Clustering(
         axis=axis,
@@ -121,7 +129,7 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
         ghap_ids=points.ghap_ids,
         clusters=clusters,
         noise_count=int(np.sum(labels < 0)),
-        dimensions=min(dimensions, vectors.shape[1]) if dimensions > 0 else vectors.shape[1],
+        dimensions=min(dimensions, width) if dimensions > 0 else width,
         computed_at=datetime.now(UTC),
         seconds=seconds,
     )

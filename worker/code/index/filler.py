@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 from learning_memory.shared.cancelling import raise_if_cancelling, wait_set
 from learning_memory.shared.contracts.code import COLLECTION
 from learning_memory.shared.log import get_logger
+from learning_memory.worker.allocator import give_back
 from learning_memory.worker.code.index import unit_store
 from learning_memory.worker.code.index.units import collection_spec
 from learning_memory.worker.vectors.base import PointData
@@ -108,6 +109,7 @@ class VectorFiller:
                 continue
             if not filled and not self._wake.is_set():
                 self._idle.set()
+                give_back()  # the batches' texts, tokens and arrays are freed: return them
                 await self._wake.wait()
 
     async def fill_round(self) -> int:
