@@ -8,6 +8,7 @@ stored as UTC epoch seconds, so that they sort.
 from __future__ import annotations
 
 import sqlite3
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -130,11 +131,25 @@ def open_reader(path: Path) -> sqlite3.Connection:
     return conn
 
 
+def _use_wal(conn: sqlite3.Connection) -> None:
+    """WAL, waiting while another process creates the tables: SQLite answers this pragma
+    "database is locked" at once, without the busy timeout, while another connection writes."""
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
+
+
 def create_schema(conn: sqlite3.Connection) -> None:
     """Tables on first write, and those a later version added (each statement is idempotent);
     WAL set once (it stays with the file)."""
     if conn.execute("PRAGMA user_version").fetchone()[0] >= SCHEMA_VERSION:
         return
-    conn.execute("PRAGMA journal_mode = WAL")
+    _use_wal(conn)
     # One transaction: a second process creating it at the same moment waits, then finds it made.
     conn.executescript(f"BEGIN IMMEDIATE;\n{_SCHEMA}\nPRAGMA user_version = {SCHEMA_VERSION};\nCOMMIT;")

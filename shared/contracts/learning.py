@@ -129,7 +129,7 @@ class ValueRecord(Contract):
     # The files a good share of those experiences are anchored to, in one repository
     # (worker.learning.value_anchors): reading one of them brings the value up.
     anchors: list[Anchor] = Field(default_factory=list)
-    project: str | None = None
+    project: str | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ListValuesRequest(Contract):

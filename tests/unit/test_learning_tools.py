@@ -82,6 +82,7 @@ def test_retro_workflow(mcp: ThreadedClient) -> None:
         "age_days",
         "support",
         "weight",
+        "anchors",
     }
     assert (stored["age_days"], stored["support"], stored["weight"]) == (0.0, stored["cluster_size"], 1.0)
     listed = ok(mcp, "list_values", axis="full")
