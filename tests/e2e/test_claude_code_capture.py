@@ -32,7 +32,11 @@ MEMORY = "Cart totals come from total() in cart.py; prices are in cents, never f
 
 
 @pytest.fixture
-def worktrees(tmp_path: Path) -> tuple[Path, Path]:
+async def worktrees(
+    tmp_path: Path, redis: Redis, lms_env: dict[str, str], worker_factory: WorkerFactory
+) -> tuple[Path, Path]:
+    """Two worktrees of one repository, with a live worker to mine what the sessions do."""
+    await wait_for_worker(redis, lms_env["LMS_NAMESPACE"], worker_factory().pid)
     return shop_worktrees(tmp_path)
 
 
@@ -52,13 +56,8 @@ def _fixes(index: Path) -> list[tuple[str, str]]:
 
 
 async def test_a_failure_fixed_in_one_worktree_is_answered_with_its_fix_in_another(
-    home: ClaudeHome,
-    lms_env: dict[str, str],
-    redis: Redis,
-    worker_factory: WorkerFactory,
-    worktrees: tuple[Path, Path],
+    home: ClaudeHome, lms_env: dict[str, str], worktrees: tuple[Path, Path]
 ) -> None:
-    await wait_for_worker(redis, lms_env["LMS_NAMESPACE"], worker_factory().pid)
     first, second = worktrees
     pytest_cmd = f"{sys.executable} -m pytest -q -p no:cacheprovider test_cart.py"
     fixing: Script = [
@@ -96,13 +95,8 @@ async def test_a_failure_fixed_in_one_worktree_is_answered_with_its_fix_in_anoth
 
 
 async def test_a_memory_naming_a_file_comes_back_when_another_worktree_reads_it(
-    home: ClaudeHome,
-    lms_env: dict[str, str],
-    redis: Redis,
-    worker_factory: WorkerFactory,
-    worktrees: tuple[Path, Path],
+    home: ClaudeHome, lms_env: dict[str, str], worktrees: tuple[Path, Path]
 ) -> None:
-    await wait_for_worker(redis, lms_env["LMS_NAMESPACE"], worker_factory().pid)
     first, second = worktrees
     remembering: Script = [
         call("ToolSearch", query=f"select:{tool('store_memory')}", max_results=1),
