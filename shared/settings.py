@@ -90,6 +90,8 @@ class Settings(BaseSettings):
     # The hooks keep a log of each session (commands, outcomes, edits, commits) and learn from it;
     # false: they record nothing and only the agent's own GHAP entries are learned from.
     capture: bool = True
+    # Days a session's log is kept after its last event (what was learned from it stays).
+    capture_keep_days: int = Field(default=90, ge=1, le=36_500)
     # Small state the server keeps across restarts (refinement loops); unset: <data_dir>/state.
     state_dir: Path | None = None
 

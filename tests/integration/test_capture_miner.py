@@ -6,7 +6,9 @@ rewrite or delete the function make the experience stale."""
 
 from __future__ import annotations
 
+import os
 import subprocess
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -157,8 +159,14 @@ async def check_mining(jobs: Transport, fx: Fixture, data_dir: Path) -> None:
 async def test_mine_session_inline(tmp_path: Path, fx: Fixture) -> None:
     settings = inline_settings(tmp_path)
     jobs = InlineTransport(settings, in_process_executor)
+    fx.logs.mkdir(parents=True, exist_ok=True)
+    forgotten = fx.logs / "s0.jsonl"  # a session long over: pruned at the project's next mining
+    forgotten.write_text('{"id": "old"}\n')
+    long_ago = time.time() - (settings.capture_keep_days + 1) * 86_400
+    os.utime(forgotten, (long_ago, long_ago))
     try:
         await check_mining(jobs, fx, settings.data_dir)
+        assert sorted(p.name for p in fx.logs.glob("*.jsonl")) == ["s1.jsonl", "s2.jsonl", "s3.jsonl"]
         missing = MineSessionRequest(log_path=str(tmp_path / "none.jsonl"), session_id="s9", project=PROJECT)
         assert await jobs.run(MINE_SESSION, missing, budget_s=60) == MineSessionResponse(
             episodes=0, stored=0, merged=0, absorbed=0

@@ -27,6 +27,7 @@ from learning_memory.worker.capture.agent_anchors import agent_anchors
 from learning_memory.worker.capture.commits import session_commits
 from learning_memory.worker.capture.episodes import mine
 from learning_memory.worker.capture.feedback import attribute
+from learning_memory.worker.capture.log_retention import prune_logs
 from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
@@ -78,6 +79,9 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     if change.experiences:
         # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
         await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)
+    log_path = Path(request.log_path)
+    keep_days = run.services.settings.capture_keep_days
+    await asyncio.to_thread(prune_logs, log_path.parent, keep_days, keep=log_path)
     response = _counts(records, change)
     log.info(
         "capture.session_mined",
