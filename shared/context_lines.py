@@ -38,8 +38,13 @@ STALE_NOTES = {"changed": "code changed since", "gone": "code gone since"}
 def experience_line(data: dict[str, Any]) -> str:
     """``data`` holds the stored payload's fields (goal, outcome_status, root_cause, lesson, ...);
     one whose anchored code was rewritten or deleted since (``stale``) says so at the end."""
-    line = _experience_line(data)
-    note = STALE_NOTES.get(str(data.get("stale")))
+    return with_stale_note(_experience_line(data), data.get("stale"))
+
+
+def with_stale_note(line: str, stale: object) -> str:
+    """``line`` ending with what became of its anchored code, when something did (the line cut
+    shorter to make room)."""
+    note = STALE_NOTES.get(str(stale))
     if note is None:
         return line
     return f"{one_line(line, MAX_LINE_CHARS - len(note) - 3)} ({note})"
@@ -73,9 +78,8 @@ def value_line(data: dict[str, Any]) -> str:
 
 
 def memory_line(data: dict[str, Any]) -> str:
-    # Said first: a long memory's end is cut from the line.
-    changed = "(code changed since) " if data.get("stale") == "changed" else ""
-    return one_line(f"{data.get('category', 'memory')}: {changed}{data.get('content', '')}", MAX_LINE_CHARS)
+    line = one_line(f"{data.get('category', 'memory')}: {data.get('content', '')}", MAX_LINE_CHARS)
+    return with_stale_note(line, data.get("stale"))
 
 
 def line_for(kind: str, data: dict[str, Any]) -> str:

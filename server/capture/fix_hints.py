@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from learning_memory.shared.anchored_items import AnchoredItem
-from learning_memory.shared.context_lines import estimate_tokens, one_line
+from learning_memory.shared.context_lines import STALE_NOTES, estimate_tokens, one_line
 from learning_memory.shared.contracts.capture import RunOutcome
 from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.fix_index import FixIndex, KnownFix, failures_of
@@ -45,6 +45,11 @@ def _where(fix: KnownFix, worktree: Path) -> str:
     return f"in worktree {Path(fix.worktree).name}"
 
 
+def _changed(stale: str | None) -> str:
+    # Only "changed" is ever said: what is gone is not offered at all.
+    return f" ({STALE_NOTES['changed']})" if stale == "changed" else ""
+
+
 def hint_line(fix: KnownFix, worktree: Path) -> str:
     what = " ".join(part for part in (fix.error_type, fix.message) if part)
     failure = one_line(f"{fix.test_id}: {what}" if fix.test_id else what, 140)
@@ -54,7 +59,7 @@ def hint_line(fix: KnownFix, worktree: Path) -> str:
     commit = f' in {fix.commit[:8]} "{one_line(fix.subject or "", 80)}"' if fix.commit else ""
     similar = "" if fix.similarity >= 1.0 else " (a close match)"
     times = f", fixed {fix.times_fixed} times" if fix.times_fixed > 1 else ""
-    changed = " (code changed since)" if fix.stale == "changed" else ""
+    changed = _changed(fix.stale)
     return (
         f"Learning memory: seen before{similar}, {_when(fix.fixed_at)} {_where(fix, worktree)}: "
         f"{failure} — fixed by editing {edited}{commit}{times}{changed}. "
@@ -85,14 +90,14 @@ def _fix_item(fix: KnownFix, worktree: Path) -> tuple[str, str]:
     commit = f' ({fix.commit[:8]} "{one_line(fix.subject or "", 60)}")' if fix.commit else ""
     when = f"{_when(fix.fixed_at)} {_where(fix, worktree)}"
     item = item_id("experience", fix.experience_id)
-    changed = " (code changed since)" if fix.stale == "changed" else ""
+    changed = _changed(fix.stale)
     return f"- fixed {failure}{symbols}, {when}{commit}{changed} [{item}]", item
 
 
 def _anchored_item(found: AnchoredItem) -> tuple[str, str]:
     kind = "memory" if found.item.startswith("mem:") else "lesson"
     about = f" (about {', '.join(found.symbols[:2])})" if found.symbols else ""
-    changed = " (code changed since)" if found.state == "changed" else ""
+    changed = _changed(found.state)
     return f"- {kind}{about}: {one_line(found.text, 120)}{changed} [{found.item}]", found.item
 
 

@@ -6,7 +6,6 @@ experiences are, ``worker.jobs.staleness``): what is found goes into the memory'
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 from learning_memory.shared.anchored_items import mark_items
 from learning_memory.shared.contracts.context import item_id
@@ -14,9 +13,9 @@ from learning_memory.shared.contracts.experiences import Stale
 from learning_memory.shared.contracts.memory import COLLECTION
 from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.jobs.staleness import MAX_CHECKED, experience_states
+from learning_memory.worker.jobs.staleness import anchored_states
 from learning_memory.worker.services import JobRun
-from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, PointData
+from learning_memory.worker.vectors.base import PointData
 
 log = get_logger(__name__)
 
@@ -26,15 +25,7 @@ async def recheck_memory_anchors(
 ) -> dict[str, Stale | None]:
     """Check the memories anchored to ``files`` again; those whose state changed, and to what."""
     store = await run.services.vectors()
-    if not files or not await store.collection_exists(COLLECTION):
-        return {}
-    where = Filter((MatchValue("project", project), MatchAny("anchor_files", tuple(files))))
-    records = await store.scroll(COLLECTION, limit=MAX_CHECKED, filter=where, with_vectors=True)
-    payloads = [{**record.payload, "id": record.id} for record in records]
-    states = await asyncio.to_thread(experience_states, Path(worktree), payloads, "id")
-    changed = {
-        r.id: states[r.id] for r in records if r.id in states and r.payload.get("stale") != states[r.id]
-    }
+    records, states, changed = await anchored_states(store, COLLECTION, project, worktree, files, "id")
     updated = [
         PointData(r.id, r.vector, {**r.payload, "stale": changed[r.id]})
         for r in records

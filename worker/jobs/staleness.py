@@ -22,7 +22,7 @@ from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.episodes import CommitInfo
 from learning_memory.worker.capture.staleness import StalenessChecker
 from learning_memory.worker.services import JobRun
-from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, PointData, VectorStore
+from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, PointData, Record, VectorStore
 
 log = get_logger(__name__)
 EXPERIENCES = collection_for("full")
@@ -89,19 +89,29 @@ async def attach_agent_anchors(run: JobRun, project: str, anchors: dict[str, lis
     return attached
 
 
+async def anchored_states(
+    store: VectorStore, collection: str, project: str, worktree: str, files: list[str], key: str
+) -> tuple[list[Record], dict[str, Stale | None], dict[str, Stale | None]]:
+    """The points of ``collection`` (with their vectors) anchored to ``files`` in ``project``;
+    what became of their code, by the payload field ``key`` ("id": the point's id); and those of
+    them whose state is not the one stored."""
+    if not files or not await store.collection_exists(collection):
+        return [], {}, {}
+    where = Filter((MatchValue("project", project), MatchAny("anchor_files", tuple(files))))
+    records = await store.scroll(collection, limit=MAX_CHECKED, filter=where, with_vectors=True)
+    payloads = [{**record.payload, "id": record.id} for record in records]
+    states = await asyncio.to_thread(experience_states, Path(worktree), payloads, key)
+    before = {str(data[key]): data.get("stale") for data in payloads}
+    changed = {name: state for name, state in states.items() if before.get(name) != state}
+    return records, states, changed
+
+
 async def recheck_anchors(
     run: JobRun, index: FixIndex, project: str, worktree: str, files: list[str]
 ) -> dict[str, Stale | None]:
     """Check the experiences anchored to ``files`` again; those whose state changed, and to what."""
     store = await run.services.vectors()
-    if not files or not await store.collection_exists(EXPERIENCES):
-        return {}
-    where = Filter((MatchValue("project", project), MatchAny("anchor_files", tuple(files))))
-    records = await store.scroll(EXPERIENCES, limit=MAX_CHECKED, filter=where)
-    payloads = [record.payload for record in records]
-    states = await asyncio.to_thread(experience_states, Path(worktree), payloads)
-    before = {str(data["ghap_id"]): data.get("stale") for data in payloads}
-    changed = {key: state for key, state in states.items() if before.get(key) != state}
+    _, states, changed = await anchored_states(store, EXPERIENCES, project, worktree, files, "ghap_id")
     for ghap_id, state in changed.items():
         await _update(store, ghap_id, {"stale": state})
     await asyncio.to_thread(index.mark_stale, dict(states))
