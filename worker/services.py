@@ -6,7 +6,6 @@ from __future__ import annotations
 import contextlib
 import os
 import socket
-import threading
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -47,13 +46,6 @@ def new_identity() -> WorkerIdentity:
     )
 
 
-def _import_clustering() -> None:
-    try:
-        import hdbscan  # noqa: F401
-    except Exception as exc:  # the clustering job reports it properly when it is used
-        log.warning("hdbscan_import_failed", error=repr(exc))
-
-
 class WorkerServices:
     """The worker's long-lived services, each built once on first need.
 
@@ -70,7 +62,6 @@ class WorkerServices:
         self._embedder: Lazy[Embedder] = Lazy(self._open_embedder)
         self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
         self._collections: set[str] = set()
-        self._warm_up: threading.Thread | None = None
         self._filler: VectorFiller | None = None
         # Per project and repository; shared with other workers once connected to Redis.
         self.locks = Locks()
@@ -142,11 +133,9 @@ class WorkerServices:
         filler = self.vector_filler()
         if filler is not None:
             filler.wake()
-        # hdbscan (with scikit-learn and scipy) takes over a second to import: paid here, in
-        # the background, rather than by the first get_clusters. A daemon thread: a worker told to
-        # stop does not wait for the import (the executor's threads are joined at exit).
-        self._warm_up = threading.Thread(target=_import_clustering, name="warm-up-hdbscan", daemon=True)
-        self._warm_up.start()
+        # hdbscan (with scikit-learn and scipy) is imported by the first clustering, not here:
+        # over a second of that clustering, but well over 100 MiB the worker does not hold
+        # until someone clusters.
 
     async def metadata(self) -> MetadataStore:
         return await self._metadata.get()

@@ -19,6 +19,11 @@ bench vectors``; docs/benchmarks.md has the figures):
   come and writes pause for ``QUIET_S``, one pass at a time per collection, never inside a search
   or a bulk load. ``hnsw_threshold`` turns HNSW on for segments holding more vector bytes than
   it, at the cost above.
+- **Memory**: vectors, payloads and the id tracker are ``Memory.Cold`` (mapped, read when
+  touched; ``Cached`` reads every file in full when a shard loads, the unused tail of each
+  vector chunk included). The write-ahead log cannot be configured: the shard reads all of it
+  on load and every write passes through it, so its mapped pages are handed back to the page
+  cache after a load and every ``PAGE_OUT_EVERY`` points written (``mapped_pages``).
 - The shard locks its WAL ("WouldBlock" on a second load), per collection and cryptically: the
   store takes one ``flock`` on ``<root>/.lock``, with a clear message for a second process.
 - ``MatchValue(True)`` becomes the integer 1 and matches nothing: bools go as ``numpy.bool_``.
@@ -44,7 +49,7 @@ import qdrant_edge as qe
 
 from learning_memory.shared.errors import StorageError
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.vectors import base
+from learning_memory.worker.vectors import base, mapped_pages
 from learning_memory.worker.vectors.base import (
     CollectionSpec,
     Filter,
@@ -63,6 +68,8 @@ LOCK_FILE = ".lock"
 CONFIG_FILE = "edge_config.json"
 WRITE_CHUNK = 256
 OPTIMIZE_EVERY = 4096
+PAGE_OUT_EVERY = 2048
+WAL = "wal"
 # Writes must pause this long before a background optimisation starts.
 QUIET_S = 1.0
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -102,11 +109,19 @@ class _Collection:
     optimize_every: int | None
     write_lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     pending: int = 0  # points written or deleted since the last optimisation started
+    unreleased: int = 0  # points written or deleted since the WAL's pages were last paged out
     last_write: float = 0.0  # time.monotonic() of the last write
     optimizer: asyncio.Task[None] | None = None
 
     def call(self, what: str, fn: Callable[..., T], *args: Any) -> T:
         return _engine(f"{what} in collection '{self.name}'", fn, *args)
+
+    def wrote(self, count: int, folder: Path) -> None:
+        """Count writes (under the write lock); every PAGE_OUT_EVERY, hand the WAL's pages back."""
+        self.unreleased += count
+        if self.unreleased >= PAGE_OUT_EVERY:
+            self.unreleased = 0
+            mapped_pages.page_out(folder / WAL)
 
     def query(
         self,
@@ -185,6 +200,7 @@ class EdgeVectorStore:
         if points:
             async with coll.write_lock:
                 await asyncio.to_thread(_write_points, coll, points)
+                coll.wrote(len(points), self._path(coll.name))
             self._note_writes(coll, len(points))
 
     async def delete(self, collection: str, ids: Sequence[str]) -> None:
@@ -194,6 +210,7 @@ class EdgeVectorStore:
             for start in range(0, len(point_ids), WRITE_CHUNK * 4):
                 operation = qe.UpdateOperation.delete_points(list(point_ids[start : start + WRITE_CHUNK * 4]))
                 await asyncio.to_thread(coll.call, "delete points", coll.shard.update, operation)
+            coll.wrote(len(point_ids), self._path(coll.name))
         self._note_writes(coll, len(point_ids))
 
     async def delete_by_filter(self, collection: str, filter: Filter) -> None:
@@ -332,9 +349,15 @@ class EdgeVectorStore:
         # An indexing threshold of 0 turns HNSW off (see the module docstring).
         threshold_kb = 0 if self._hnsw_threshold is None else max(self._hnsw_threshold // 1024, 1)
         datatype = qe.VectorStorageDatatype.Float16 if half_precision else qe.VectorStorageDatatype.Float32
+        cold = qe.Memory.Cold
+        vectors = qe.EdgeVectorParams(
+            size=dimension, distance=qe.Distance.Cosine, datatype=datatype, memory=cold
+        )
         return qe.EdgeConfig(
-            vectors=qe.EdgeVectorParams(size=dimension, distance=qe.Distance.Cosine, datatype=datatype),
+            vectors=vectors,
             optimizers=qe.EdgeOptimizersConfig(indexing_threshold=threshold_kb),
+            payload_memory=cold,
+            id_tracker_memory=cold,
         )
 
     async def _load(self, name: str) -> _Collection | None:
@@ -349,6 +372,7 @@ class EdgeVectorStore:
         config = self._config(dimension, half_precision)
         shard = await asyncio.to_thread(_engine, f"load '{name}'", load, str(path), config)
         coll = self._collections[name] = _Collection(name, shard, dimension, self._optimize_every)
+        mapped_pages.page_out(path / WAL)  # read in full to load; not again until the next load
         info = coll.call("read info", shard.info)
         # A first pass after loading: vacuums, and indexes what an earlier run left (with HNSW on).
         self._note_writes(coll, max(info.points_count - info.indexed_vectors_count, 0))
