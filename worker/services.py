@@ -121,9 +121,11 @@ class WorkerServices:
         return embedder
 
     async def _open_vectors(self) -> VectorStore:
+        from learning_memory.worker.recall.mirror import KeywordMirror
         from learning_memory.worker.vectors.factory import open_vector_store
 
-        return await open_vector_store(self.settings)
+        # Memories, values and experiences are found by their words too (worker.recall).
+        return KeywordMirror(await open_vector_store(self.settings), self.metadata)
 
     async def start(self) -> None:
         await self._metadata.get()

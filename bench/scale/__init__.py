@@ -22,7 +22,7 @@ from bench.common import print_table, progress
 from bench.processes import serving
 from bench.scale.memory import watching
 from bench.scale.seed import seed_code, seed_experiences, seed_memories
-from bench.scale.timing import time_clusters, time_ghap, time_hooks, verdicts
+from bench.scale.timing import time_clusters, time_ghap, time_hooks, time_search, verdicts
 from learning_memory.cli.samples import generated_entries
 from learning_memory.server.transport.arq import ArqTransport
 from learning_memory.shared.settings import load_settings
@@ -62,7 +62,8 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 times: dict[str, list[float]] = {}
                 times |= await time_hooks(client, tmp / "corpus", args.calls)
                 times |= await time_ghap(client, args.calls)
-                memory.after("hooks and start_ghap")
+                times |= await time_search(client, args.calls)
+                memory.after("hooks, start_ghap and searches")
                 times |= await time_clusters(client, jobs, samples, args.experiences, args.cold)
                 memory.after("get_clusters")
                 worker_memory = memory.summary()

@@ -1,14 +1,15 @@
 """Context jobs: experiences, values and memories ranked together for a query; premortem warnings;
 the records behind context ids.
 
-One embedding of the query serves all three searches. Scores are cosine similarities, so the
-three kinds rank on one scale and one relevance bar applies to all of them.
+One embedding of the query serves all three searches. Each kind is ranked by hybrid recall
+(``worker.recall``), whose relevance is on one absolute scale, so the three kinds rank together;
+what is put forward at all must reach the caller's cosine bar.
 """
 
 from __future__ import annotations
 
-import re
 import uuid
+from functools import partial
 from typing import Any
 
 from learning_memory.shared.context_lines import estimate_tokens, line_for, one_line
@@ -35,6 +36,8 @@ from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.shared.fix_feedback import NONE, feedback_factor
 from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.learning.decay import age_support_weight
+from learning_memory.worker.recall.hybrid import Candidate
+from learning_memory.worker.recall.search import duplicate, query_vector, recall, words
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
@@ -45,26 +48,11 @@ SOURCES: tuple[tuple[ContextKind, str], ...] = (
     ("value", VALUES_COLLECTION),
     ("memory", MEMORIES),
 )
-# Two summaries sharing this much of their vocabulary say the same thing: the better one stays.
-DUPLICATE_OVERLAP = 0.8
 AUTO_WEIGHT = 0.9
-_WORD = re.compile(r"[a-z0-9]+")
 
 
 def _clamp(score: float) -> float:
     return min(1.0, max(0.0, score))
-
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(_WORD.findall(text.lower()))
-
-
-def _duplicate(words: frozenset[str], kept: list[frozenset[str]]) -> bool:
-    for other in kept:
-        smaller = min(len(words), len(other))
-        if smaller and len(words & other) / smaller >= DUPLICATE_OVERLAP:
-            return True
-    return False
 
 
 async def _search(
@@ -92,7 +80,7 @@ def _puts_forward(kind: ContextKind, payload: dict[str, Any]) -> bool:
     return payload.get("stale") != "gone"  # a memory or value whose code is no more
 
 
-def _weight(kind: ContextKind, payload: dict[str, Any], half_life_days: float) -> float:
+def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -> float:
     """What the agent wrote itself ranks above what was captured from a session, when both bear
     on the query as much; a value nothing has borne out for long ranks below a fresh one."""
     if kind == "value":
@@ -100,12 +88,12 @@ def _weight(kind: ContextKind, payload: dict[str, Any], half_life_days: float) -
     return AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
 
 
-def _record_id(kind: ContextKind, hit: ScoredRecord) -> str:
+def _record_id(kind: ContextKind, hit: ScoredRecord | Candidate) -> str:
     # An experience is named by its GHAP entry, the same on every axis; the others by their point.
     return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
 
 
-def _context_id(kind: ContextKind, hit: ScoredRecord) -> str:
+def _context_id(kind: ContextKind, hit: ScoredRecord | Candidate) -> str:
     return item_id(kind, _record_id(kind, hit))
 
 
@@ -115,13 +103,17 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     present = [(kind, name) for kind, name in SOURCES if await store.collection_exists(name)]
     if not present:  # a new user: answer at once, without waiting for the model
         return AssembleContextResponse(items=[], tokens=0, candidates=0)
-    vector = (await (await run.services.embedder()).embed([request.query]))[0]
-    scored: list[tuple[float, ContextKind, ScoredRecord]] = []
+    vector = await query_vector(run, request.query)
+    half_life = run.services.settings.value_half_life_days
+    scored: list[tuple[float, ContextKind, Candidate]] = []
     for kind, name in present:
-        for hit in await store.search(name, vector, limit=request.max_items):
-            if hit.score >= request.min_score and _puts_forward(kind, hit.payload):
-                weight = _weight(kind, hit.payload, run.services.settings.value_half_life_days)
-                scored.append((_clamp(hit.score * weight), kind, hit))
+        ranked = await recall(run, name, request.query, vector, adjust=partial(_weight, kind, half_life))
+        # The bar stays a cosine: measured on our labelled sets, neither a bar on the hybrid
+        # relevance nor one calibrated per store on prompts it has nothing for kept as many
+        # unrelated prompts quiet while bringing as many related ones (docs/recall.md).
+        for hit in ranked[: request.max_items * 2]:
+            if hit.cosine >= request.min_score and _puts_forward(kind, hit.payload):
+                scored.append((hit.score, kind, hit))
     # What was shown before and did not help ranks lower (``shared.fix_feedback``).
     shown = await outcomes_for(run.services.settings.data_dir, (_context_id(k, h) for _, k, h in scored))
     scored = [(s * feedback_factor(shown.get(_context_id(k, h), NONE)), k, h) for s, k, h in scored]
@@ -132,10 +124,10 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     candidates = used = 0
     for score, kind, hit in scored:
         text = line_for(kind, hit.payload)
-        words = _words(text)
-        if _duplicate(words, kept):
+        these = words(text)
+        if duplicate(these, kept):
             continue
-        kept.append(words)
+        kept.append(these)
         candidates += 1
         identifier = _context_id(kind, hit)
         tokens = estimate_tokens(f"- [{identifier}] {text}")
@@ -146,7 +138,7 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
             ContextItem(
                 id=identifier,
                 kind=kind,
-                score=score,
+                score=_clamp(score),
                 text=text,
                 tokens=tokens,
                 helped=outcome.helped,

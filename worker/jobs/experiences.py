@@ -30,6 +30,7 @@ from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.decay import note_support
+from learning_memory.worker.recall.search import query_vector, recall
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -230,15 +231,17 @@ async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> 
     # Nothing stored on this axis yet: answer at once, without creating it or waiting for the model.
     if not request.query.strip() or not await store.collection_exists(collection):
         return SearchExperiencesResponse(results=[])
-    query = (await (await run.services.embedder()).embed([request.query]))[0]
+    vector = await query_vector(run, request.query)
     conditions: list[Condition] = []
     if request.domain is not None:
         conditions.append(MatchValue("domain", request.domain))
     if request.outcome is not None:
         conditions.append(MatchValue("outcome_status", request.outcome))
-    hits = await store.search(collection, query, limit=request.limit, filter=Filter(tuple(conditions)))
-    results = [_hit(hit.id, hit.payload, hit.score) for hit in hits]
-    results.sort(key=lambda hit: hit.score, reverse=True)
-    # The score stays the similarity asked for; what happened after it was shown is told beside it.
+    where = Filter(tuple(conditions))
+    ranked = await recall(run, collection, request.query, vector, where=where)
+    # The score is the hybrid relevance (worker.recall.hybrid), by meaning and by words.
+    # Not collapsed: two experiences alike are two episodes (auto ones met again already merge).
+    results = [_hit(hit.id, hit.payload, hit.score) for hit in ranked[: request.limit]]
+    # What happened after it was shown is told beside the score.
     results = await with_outcomes(run.services.settings.data_dir, results)
     return SearchExperiencesResponse(results=results)

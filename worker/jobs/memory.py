@@ -31,6 +31,7 @@ from learning_memory.shared.contracts.memory import (
 )
 from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.worker.capture.text_anchors import anchors_in_text
+from learning_memory.worker.recall.search import collapse, query_vector, recall
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -110,22 +111,32 @@ async def store_memory(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord
     return memory
 
 
+def _weight(payload: dict[str, Any]) -> float:
+    """An important memory ranks above an ordinary one that bears on the query as much."""
+    importance = payload.get("importance")
+    return 0.85 + 0.3 * (importance if isinstance(importance, int | float) else 0.5)
+
+
+def _content(payload: dict[str, Any]) -> str:
+    return str(payload.get("content", ""))
+
+
 @job(RETRIEVE_MEMORIES)
 async def retrieve_memories(run: JobRun, request: RetrieveMemoriesRequest) -> RetrieveMemoriesResponse:
-    query = (await (await run.services.embedder()).embed([request.query]))[0]
-    store = await _store(run)
+    vector = await query_vector(run, request.query)
+    await _store(run)
     conditions: list[Condition] = []
     if request.category is not None:
         conditions.append(MatchValue("category", request.category))
     if request.min_importance > 0:
         conditions.append(Range("importance", gte=request.min_importance))
-    hits = await store.search(COLLECTION, query, limit=request.limit, filter=Filter(tuple(conditions)))
+    where = Filter(tuple(conditions))
+    ranked = await recall(run, COLLECTION, request.query, vector, where=where, adjust=_weight)
+    # The score is the hybrid relevance (1.0: first by meaning and by words), not a cosine.
     results = [
-        # Cosine similarity of normalised vectors is in [-1, 1]; the contract promises [0, 1].
-        ScoredMemory(**_record(hit.id, hit.payload), score=min(1.0, max(0.0, hit.score)))
-        for hit in hits
+        ScoredMemory(**_record(hit.id, hit.payload), score=hit.score)
+        for hit in collapse(ranked, _content, request.limit)
     ]
-    results.sort(key=lambda memory: memory.score, reverse=True)
     return RetrieveMemoriesResponse(results=results)
 
 

@@ -128,6 +128,43 @@ MIGRATIONS: tuple[str, ...] = (
         version INTEGER NOT NULL
     );
     """,
+    # 11: the keyword side of recall (worker.recall): one row per memory, value and experience
+    # point with the words it is found by, and an FTS5 index per collection over them, so BM25's
+    # statistics are each kind's own and a search reads only its kind. The indexes follow the
+    # rows through triggers; collections written before are filled from the vector store on
+    # first use.
+    """
+    CREATE TABLE recall_rows (
+        id INTEGER PRIMARY KEY,
+        collection TEXT NOT NULL,
+        point_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        UNIQUE (collection, point_id)
+    );
+    """
+    + "".join(
+        f"""
+    CREATE VIRTUAL TABLE recall_fts_{name} USING fts5(
+        text, content='recall_rows', content_rowid='id', tokenize='porter unicode61'
+    );
+    CREATE TRIGGER recall_rows_insert_{name} AFTER INSERT ON recall_rows
+    WHEN new.collection = '{name}' BEGIN
+        INSERT INTO recall_fts_{name}(rowid, text) VALUES (new.id, new.text);
+    END;
+    CREATE TRIGGER recall_rows_delete_{name} AFTER DELETE ON recall_rows
+    WHEN old.collection = '{name}' BEGIN
+        INSERT INTO recall_fts_{name}(recall_fts_{name}, rowid, text) VALUES ('delete', old.id, old.text);
+    END;
+    """
+        for name in (
+            "memories",
+            "values",
+            "experiences_full",
+            "experiences_strategy",
+            "experiences_surprise",
+            "experiences_root_cause",
+        )
+    ),
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

@@ -1,0 +1,154 @@
+"""Our labelled sets (``bench/data/context_set.json``, ``bench/data/recall_set.json``): experiences
+and memories as agents write them, prompts as users type them (worded unlike the stored text),
+unrelated prompts and near misses.
+
+Each set is stored through the worker's own jobs in a data folder of its own. Every prompt is
+then ranked in every mode over experiences and memories together (recall@3 of the ids it
+expects), and asked of ``assemble_context`` as the prompt hook asks it: what the hook would
+inject, against the dense side's order at the same bar (the hook before hybrid recall).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from datetime import UTC, datetime, timedelta
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from bench.recall.measures import Scores, p
+from learning_memory.shared.contracts.context import AssembleContextRequest
+from learning_memory.shared.contracts.experiences import (
+    GhapEntry,
+    Lesson,
+    PersistExperienceRequest,
+    Resolution,
+    RootCause,
+    collection_for,
+    confidence_tier,
+)
+from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.shared.contracts.memory import MemoryRecord, StoreMemoryRequest
+from learning_memory.shared.settings import Settings
+from learning_memory.worker.jobs import context as context_job
+from learning_memory.worker.jobs.experiences import persist_experience
+from learning_memory.worker.jobs.memory import store_memory
+from learning_memory.worker.recall.hybrid import MODES, Candidate, Fusion, Mode
+from learning_memory.worker.recall.search import query_vector, recall
+from learning_memory.worker.services import JobRun
+
+SETS = (Path("bench/data/context_set.json"), Path("bench/data/recall_set.json"))
+EXPERIENCES = collection_for("full")
+HOOK_BUDGET_TOKENS = 280  # the prompt hook's 300, less its header
+HOOK_MAX_ITEMS = 4
+HOOK_BAR = Settings().context_min_score  # the prompt hook's cosine bar (LMS_CONTEXT_MIN_SCORE)
+
+
+async def seed(run: JobRun, labelled: dict[str, Any]) -> dict[str, str]:
+    """Store the set; return each stored id (ghap id, memory id) → the set's id."""
+    local: dict[str, str] = {}
+    start = datetime(2026, 11, 1, tzinfo=UTC)
+    for n, e in enumerate(labelled["experiences"]):
+        when = start + timedelta(hours=n)
+        lesson = Lesson(**e["lesson"]) if e.get("lesson") else None
+        resolution = Resolution(
+            status=e["status"],
+            result=e["result"],
+            surprise=e.get("surprise"),
+            root_cause=RootCause(**e["root_cause"]) if e.get("root_cause") else None,
+            lesson=lesson,
+            confidence_tier=confidence_tier(e["status"], lesson, orphaned=False),
+            resolved_at=when,
+            resolved_in_session="bench",
+        )
+        entry = GhapEntry(
+            id=f"ghap_{uuid.uuid5(uuid.NAMESPACE_URL, e['id'] + e['goal']).hex[:12]}",
+            session_id="bench",
+            domain=e["domain"],
+            strategy=e["strategy"],
+            goal=e["goal"],
+            hypothesis=e["hypothesis"],
+            action=e["action"],
+            prediction=e["prediction"],
+            created_at=when,
+            updated_at=when,
+            resolution=resolution,
+        )
+        await persist_experience(run, PersistExperienceRequest(entry=entry))
+        local[entry.id] = e["id"]
+    for n, m in enumerate(labelled["memories"]):
+        memory = MemoryRecord(
+            id=str(uuid.uuid5(uuid.NAMESPACE_URL, m["id"] + m["content"])),
+            content=m["content"],
+            category=m["category"],
+            importance=m["importance"],
+            tags=m["tags"],
+            created_at=start + timedelta(hours=n),
+        )
+        await store_memory(run, StoreMemoryRequest(memory=memory))
+        local[memory.id] = m["id"]
+    return local
+
+
+def _local(candidate: Candidate, local: dict[str, str]) -> str:
+    stored = str(candidate.payload.get("ghap_id", candidate.id))
+    return local.get(stored, stored)
+
+
+async def _ranked(run: JobRun, text: str, mode: Mode, fusion: Fusion) -> list[Candidate]:
+    vector = await query_vector(run, text)
+    found: list[Candidate] = []
+    for collection in (EXPERIENCES, MEMORIES):
+        found += await recall(run, collection, text, vector, mode=mode, fusion=fusion)
+    return sorted(found, key=lambda c: c.score, reverse=True)
+
+
+async def _hook(run: JobRun, text: str, local: dict[str, str], mode: Mode = "hybrid") -> list[str]:
+    """What the prompt hook injects; ``mode="dense"``: as it did before hybrid recall (the same
+    job, its searches ranked by the dense side alone)."""
+    request = AssembleContextRequest(
+        query=text, budget_tokens=HOOK_BUDGET_TOKENS, min_score=HOOK_BAR, max_items=HOOK_MAX_ITEMS
+    )
+    hybrid = context_job.recall
+    if mode != "hybrid":
+        context_job.recall = partial(hybrid, mode=mode)
+    try:
+        answer = await context_job.assemble_context(run, request)
+    finally:
+        context_job.recall = hybrid
+    return [local.get(item.id.partition(":")[2], item.id) for item in answer.items]
+
+
+async def measure(run: JobRun, path: Path, fusion: Fusion) -> dict[str, Any]:
+    labelled = json.loads(path.read_text())  # noqa: ASYNC240 - a small file, read once
+    local = await seed(run, labelled)
+    scores: dict[Mode, Scores] = {mode: Scores() for mode in MODES}
+    hooks: dict[str, dict[str, list[bool]]] = {"hook (hybrid order)": {}, "dense order": {}}
+    latency: list[float] = []
+    for prompt in labelled["prompts"]:
+        expected = set(prompt["expected"])
+        if expected:
+            for mode in MODES:
+                ranked = await _ranked(run, prompt["text"], mode, fusion)
+                scores[mode].add(prompt["kind"], [_local(c, local) for c in ranked], expected)
+        started = time.perf_counter()
+        injected = await _hook(run, prompt["text"], local)
+        latency.append((time.perf_counter() - started) * 1000)
+        former = await _hook(run, prompt["text"], local, "dense")
+        for name, shown in (("hook (hybrid order)", injected), ("dense order", former)):
+            right = bool(expected & set(shown)) if expected else not shown
+            hooks[name].setdefault(prompt["kind"], []).append(right)
+    return {
+        "set": path.name,
+        "records": len(labelled["experiences"]) + len(labelled["memories"]),
+        "prompts": len(labelled["prompts"]),
+        "by_mode": {mode: scores[mode].summary() for mode in MODES},
+        # related: the share whose record the hook injected; unrelated, near_miss: the share kept quiet.
+        "hook": {
+            name: {kind: round(sum(v) / len(v), 3) for kind, v in sorted(kinds.items())}
+            for name, kinds in hooks.items()
+        },
+        "hook_ms": {"p50": round(p(latency, 0.5), 1), "p95": round(p(latency, 0.95), 1)},
+    }

@@ -1,0 +1,132 @@
+"""The keyword side's rows: one per memory, value and experience point, in the worker's SQLite
+(``recall_rows``, an FTS5 index per collection kept in step by triggers; migration 11).
+
+Writes replace a point's row (a retried job writes the same row again). A search asks one
+collection's index with the query's words joined by OR and BM25 ranks the matches; the caller
+applies its filters to what comes back.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from learning_memory.worker.metadata.store import MetadataStore
+from learning_memory.worker.recall.texts import COLLECTIONS
+
+# Words that carry no meaning of their own in a question or a note: matching them only adds noise.
+STOPWORDS = frozenset(
+    """a about after again all also am an and any are as at be been before being but by can could
+    did do does doing done for from had has have having he her here hers him his how i if in into
+    is it its just me my no nor not of off on once only or our out over own she should so some such
+    than that the their them then there these they this those through to too under until up very
+    was we were what when where which while who whom why will with would you your yours""".split()
+)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def terms(text: str) -> list[str]:
+    """The words of ``text`` a keyword search looks for: lower-cased, no stopwords, each once."""
+    words = (word.lower() for word in _WORD.findall(text))
+    return list(dict.fromkeys(word for word in words if word not in STOPWORDS))
+
+
+def table(collection: str) -> str:
+    if collection not in COLLECTIONS:
+        raise ValueError(f"No keyword index for collection {collection!r}")
+    return f"recall_fts_{collection}"
+
+
+async def put(metadata: MetadataStore, collection: str, rows: Sequence[tuple[str, str]]) -> None:
+    """Write (point id, text) rows of ``collection``, replacing what those points had."""
+    table(collection)
+    if not rows:
+        return
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.executemany(
+            "DELETE FROM recall_rows WHERE collection = ? AND point_id = ?",
+            [(collection, point) for point, _ in rows],
+        )
+        conn.executemany(
+            "INSERT INTO recall_rows (collection, point_id, text) VALUES (?, ?, ?)",
+            [(collection, point, text) for point, text in rows],
+        )
+
+    await metadata.transaction(write)
+
+
+async def drop(metadata: MetadataStore, collection: str, ids: Iterable[str]) -> None:
+    table(collection)
+    doomed = [(collection, point) for point in ids]
+    if doomed:
+        await metadata.transaction(
+            lambda conn: conn.executemany(
+                "DELETE FROM recall_rows WHERE collection = ? AND point_id = ?", doomed
+            )
+        )
+
+
+async def point_ids(metadata: MetadataStore, collection: str) -> set[str]:
+    found = await metadata.fetchall("SELECT point_id FROM recall_rows WHERE collection = ?", (collection,))
+    return {str(row[0]) for row in found}
+
+
+async def count(metadata: MetadataStore, collection: str) -> int:
+    row = await metadata.fetchone("SELECT count(*) FROM recall_rows WHERE collection = ?", (collection,))
+    return int(row[0]) if row is not None else 0
+
+
+@dataclass(frozen=True)
+class Matches:
+    """A keyword search's answer: (point id, BM25 score) best first, higher better; and what a
+    record holding every known word of the query once would score (the sum of their IDFs), so
+    that ``score / best_possible`` tells how much of the query a record matches, in [0, 1]."""
+
+    hits: list[tuple[str, float]]
+    best_possible: float
+
+    def strength(self, score: float) -> float:
+        return min(score / self.best_possible, 1.0) if self.best_possible > 0 else 0.0
+
+
+NO_MATCHES = Matches([], 0.0)
+
+
+def _quoted(word: str) -> str:
+    # Each word quoted: FTS5 would read OR, NOT, NEAR or a colon as its own syntax.
+    return '"' + word.replace('"', '""') + '"'
+
+
+async def search(metadata: MetadataStore, collection: str, words: Sequence[str], limit: int) -> Matches:
+    """The best matches for ``words`` in ``collection``."""
+    fts = table(collection)
+    if not words or limit <= 0:
+        return NO_MATCHES
+    match = " OR ".join(_quoted(word) for word in words)
+    sql = (
+        f"SELECT r.point_id, m.s FROM (SELECT rowid AS id, bm25({fts}) AS s FROM {fts}"
+        f" WHERE {fts} MATCH ? ORDER BY s LIMIT ?) AS m JOIN recall_rows AS r ON r.id = m.id ORDER BY m.s"
+    )
+
+    def run(conn: sqlite3.Connection) -> Matches:
+        # bm25() is lower for better matches; negated so that higher is better, as for cosine.
+        hits = [(str(point), -float(score)) for point, score in conn.execute(sql, (match, limit))]
+        if not hits:
+            return NO_MATCHES
+        total = conn.execute("SELECT count(*) FROM recall_rows WHERE collection = ?", (collection,))
+        documents = int(total.fetchone()[0])
+        best = 0.0
+        for word in words:  # FTS5's own IDF, with the tokenizer's stemming applied to the word
+            (holding,) = conn.execute(
+                f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (_quoted(word),)
+            ).fetchone()
+            # A word no record holds counts too: a record matching only the query's other words
+            # matches that much less of it.
+            best += max(math.log((documents - holding + 0.5) / (holding + 0.5)), 1e-6)
+        return Matches(hits, best)
+
+    return await metadata.read(run)
