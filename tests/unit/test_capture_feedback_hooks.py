@@ -13,7 +13,6 @@ import pytest
 
 from learning_memory.shared.fix_feedback import Outcomes, feedback_factor
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
-from learning_memory.worker.jobs.context import AUTO_WEIGHT
 from tests.git_repo import CART_BROKEN, CART_FIXED, git
 from tests.mcp_thread import ThreadedClient, ok
 from tests.unit.test_capture_hooks import PATCH, hook, mcp, run_hook, wait_until, worktrees
@@ -77,13 +76,13 @@ def test_a_fix_hint_that_helped_and_one_that_did_not(
     found = ok(mcp, "search_experiences", query="cart total test_total AssertionError", limit=10)["results"]
     [hit] = [h for h in found if f"exp:{h['ghap_id']}" == item]
     assert (hit["helped"], hit["not_helped"]) == (1, 1)
-    # Prompt context ranks it by its relevance, weighed as an auto experience, times the factor.
+    # Both rank it by its relevance, weighed as an auto experience, times the factor.
     query = "cart total test_total AssertionError"
     items = ok(mcp, "assemble_context", query=query, min_score=0.0, budget_tokens=4_000)["items"]
     [shown_again] = [i for i in items if i["id"] == item]
     assert (shown_again["helped"], shown_again["not_helped"]) == (1, 1)
-    factor = feedback_factor(Outcomes(1, 1))
-    assert shown_again["score"] == pytest.approx(hit["score"] * AUTO_WEIGHT * factor, abs=1e-4)
+    assert feedback_factor(Outcomes(1, 1)) < 1.0
+    assert shown_again["score"] == pytest.approx(hit["score"], abs=1e-4)
 
 
 def test_file_lessons_are_logged_once_with_their_ids(

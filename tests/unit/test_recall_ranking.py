@@ -13,7 +13,7 @@ import pytest
 from learning_memory.shared.contracts.memory import COLLECTION
 from learning_memory.worker.recall.hybrid import Candidate, matches, rank
 from learning_memory.worker.recall.search import collapse, query_vector, recall
-from learning_memory.worker.recall.timeframe import Period, period_in
+from learning_memory.worker.recall.timeframe import Event, Period, event_in, period_in
 from learning_memory.worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, Range
 from tests.helpers import job_run
 
@@ -144,3 +144,50 @@ async def test_an_exact_name_is_found_where_meaning_misses_it(tmp_path: Path) ->
         assert [c.id for c in await recall(run, COLLECTION, "heroku", ones, mode="keyword")] == [
             ids["deploy"]
         ]
+
+
+def test_events_a_query_tells_its_time_against() -> None:
+    assert event_in("how did we deploy before the postgres migration?") == Event(
+        True, "postgres migration", "how did we deploy ?"
+    )
+    assert event_in("what changed since we switched to uv") == Event(False, "switched to uv", "what changed")
+    assert event_in("prior to the outage, what was the timeout") == Event(
+        True, "outage", ", what was the timeout"
+    )
+    assert event_in("before 8 May") is None and event_in("after 3 days") is None
+    assert event_in("what is the plan") is None
+    when = NOW - timedelta(days=3)
+    assert Period.before(when).holds({"created_ts": (when - timedelta(seconds=1)).timestamp()})
+    assert not Period.after(when).holds({"created_ts": when.timestamp()})
+
+
+async def test_records_of_before_an_event_come_first(tmp_path: Path) -> None:
+    async with job_run(tmp_path) as run:
+        embedder = await run.services.embedder()
+        store = await run.services.collection(CollectionSpec(COLLECTION, embedder.dimension))
+        notes = [
+            ("heroku", "Deploys go through heroku with git push", 5),
+            ("migration", "Migrated the invoices database to Postgres 16", 10),
+            ("fly", "Deploys go through fly.io with fly deploy", 15),
+        ]
+        ids = {name: str(uuid.uuid4()) for name, _, _ in notes}
+        vectors = await embedder.embed([text for _, text, _ in notes])
+        points = [
+            PointData(
+                ids[name],
+                vector,
+                {"content": text, "created_ts": (NOW - timedelta(days=30 - day)).timestamp()},
+            )
+            for (name, text, day), vector in zip(notes, vectors, strict=True)
+        ]
+        await store.upsert(COLLECTION, points)
+
+        async def first(query: str) -> str:
+            ranked = await recall(run, COLLECTION, query, await query_vector(run, query), now=NOW)
+            return ranked[0].id
+
+        assert await first("how did deploys go before the postgres migration") == ids["heroku"]
+        assert await first("how do deploys go since the postgres migration") == ids["fly"]
+        # An event no record tells of well enough dates nothing: the ranking is as without it.
+        plain = await first("how do deploys go")
+        assert await first("how do deploys go before the kubernetes rollout") == plain

@@ -37,7 +37,7 @@ from learning_memory.shared.fix_feedback import NONE, feedback_factor
 from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.learning.decay import age_support_weight
 from learning_memory.worker.recall.hybrid import Candidate
-from learning_memory.worker.recall.search import duplicate, query_vector, recall, words
+from learning_memory.worker.recall.search import duplicate, query_vector, recall, standing, words
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
@@ -48,7 +48,6 @@ SOURCES: tuple[tuple[ContextKind, str], ...] = (
     ("value", VALUES_COLLECTION),
     ("memory", MEMORIES),
 )
-AUTO_WEIGHT = 0.9
 
 
 def _clamp(score: float) -> float:
@@ -81,11 +80,12 @@ def _puts_forward(kind: ContextKind, payload: dict[str, Any]) -> bool:
 
 
 def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -> float:
-    """What the agent wrote itself ranks above what was captured from a session, when both bear
-    on the query as much; a value nothing has borne out for long ranks below a fresh one."""
+    """What the agent wrote itself ranks above what was captured from a session, and living code
+    above rewritten code, when both bear on the query as much (``worker.recall.search.standing``);
+    a value nothing has borne out for long ranks below a fresh one."""
     if kind == "value":
-        return age_support_weight(payload, half_life_days)[2]
-    return AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
+        return age_support_weight(payload, half_life_days)[2] * standing(payload)
+    return standing(payload)
 
 
 def _record_id(kind: ContextKind, hit: ScoredRecord | Candidate) -> str:

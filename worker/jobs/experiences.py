@@ -27,10 +27,11 @@ from learning_memory.shared.contracts.experiences import (
     point_id,
 )
 from learning_memory.shared.errors import ValidationError
+from learning_memory.shared.fix_feedback import Outcomes, feedback_factor
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.decay import note_support
-from learning_memory.worker.recall.search import query_vector, recall
+from learning_memory.worker.recall.search import query_vector, recall, standing
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -57,6 +58,8 @@ INDEXES: dict[str, PayloadIndexType] = {
     "project": "keyword",
     "anchor_files": "keyword",
 }
+# Hits read beyond a search's limit, for those that did not help to fall behind.
+FEEDBACK_SLACK = 5
 
 
 def _words(label: str) -> str:
@@ -238,10 +241,14 @@ async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> 
     if request.outcome is not None:
         conditions.append(MatchValue("outcome_status", request.outcome))
     where = Filter(tuple(conditions))
-    ranked = await recall(run, collection, request.query, vector, where=where)
-    # The score is the hybrid relevance (worker.recall.hybrid), by meaning and by words.
+    ranked = await recall(run, collection, request.query, vector, where=where, adjust=standing)
+    # The score is the hybrid relevance (worker.recall.hybrid), by meaning and by words, weighed
+    # by the record's standing and by what followed when it was shown before (told beside it).
     # Not collapsed: two experiences alike are two episodes (auto ones met again already merge).
-    results = [_hit(hit.id, hit.payload, hit.score) for hit in ranked[: request.limit]]
-    # What happened after it was shown is told beside the score.
+    # A few more than asked: one that did not help may fall behind them.
+    results = [_hit(hit.id, hit.payload, hit.score) for hit in ranked[: request.limit + FEEDBACK_SLACK]]
     results = await with_outcomes(run.services.settings.data_dir, results)
+    weighed = [(hit.score * feedback_factor(Outcomes(hit.helped, hit.not_helped)), hit) for hit in results]
+    weighed.sort(key=lambda pair: pair[0], reverse=True)
+    results = [hit.model_copy(update={"score": score}) for score, hit in weighed[: request.limit]]
     return SearchExperiencesResponse(results=results)

@@ -31,7 +31,7 @@ from learning_memory.shared.contracts.memory import (
 )
 from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.worker.capture.text_anchors import anchors_in_text
-from learning_memory.worker.recall.search import collapse, query_vector, recall
+from learning_memory.worker.recall.search import collapse, query_vector, recall, standing
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -112,9 +112,10 @@ async def store_memory(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord
 
 
 def _weight(payload: dict[str, Any]) -> float:
-    """An important memory ranks above an ordinary one that bears on the query as much."""
+    """An important memory ranks above an ordinary one that bears on the query as much; one whose
+    code changed since, below."""
     importance = payload.get("importance")
-    return 0.85 + 0.3 * (importance if isinstance(importance, int | float) else 0.5)
+    return (0.85 + 0.3 * (importance if isinstance(importance, int | float) else 0.5)) * standing(payload)
 
 
 def _content(payload: dict[str, Any]) -> str:

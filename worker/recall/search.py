@@ -8,14 +8,33 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
+from learning_memory.shared.contracts.experiences import collection_for
+from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.worker.recall import keywords
 from learning_memory.worker.recall.hybrid import FUSION, Candidate, Fusion, Mode, candidates, rank
-from learning_memory.worker.recall.timeframe import period_in
+from learning_memory.worker.recall.timeframe import Event, Period, event_in, period_in
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, Vector
 
 # Two records sharing this much of their vocabulary say the same thing: the better one stays.
 DUPLICATE_OVERLAP = 0.8
+# Where an event a query names is looked for, and how much of its words a record must match.
+EVENT_SOURCES = (MEMORIES, collection_for("full"))
+EVENT_STRENGTH = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
+
+
+# What a record's standing takes off its relevance: captured rather than written by the agent,
+# its anchored code rewritten since, or gone (kept and searchable, ranked below the living).
+AUTO_WEIGHT = 0.9
+STALE_WEIGHTS = {"changed": 0.9, "gone": 0.6}
+
+
+def standing(payload: dict[str, Any]) -> float:
+    """How much a record's source and staleness leave of its relevance."""
+    weight = AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
+    stale = payload.get("stale")
+    return weight * STALE_WEIGHTS.get(stale, 1.0) if isinstance(stale, str) else weight
 
 
 def words(text: str) -> frozenset[str]:
@@ -67,8 +86,38 @@ async def recall(
     if not await store.collection_exists(collection):
         return []
     metadata = await run.services.metadata()
+    period = period_in(query, now or datetime.now(UTC))
+    event = event_in(query) if period is None else None
+    if event is not None:
+        # "how did we deploy before the migration": the migration says when, not what about.
+        period = await event_period(run, event)
+        query, vector = event.topic, await query_vector(run, event.topic)
     found = await candidates(
         store, metadata, collection, query, vector, where=where, mode=mode, fusion=fusion
     )
-    period = period_in(query, now or datetime.now(UTC))
     return rank(found, mode=mode, fusion=fusion, period=period, adjust=adjust)
+
+
+async def event_period(run: JobRun, event: Event) -> Period | None:
+    """The time before or after ``event``, dated by the memory or experience that tells of it
+    best, if one tells of it well enough."""
+    words = keywords.terms(event.words)
+    store = await run.services.vectors()
+    metadata = await run.services.metadata()
+    best: tuple[float, str, str] | None = None
+    for collection in EVENT_SOURCES:
+        if not await store.collection_exists(collection):
+            continue
+        found = await keywords.search(metadata, collection, words, 1)
+        for point, score in found.hits:
+            strength = found.strength(score)
+            if strength >= EVENT_STRENGTH and (best is None or strength > best[0]):
+                best = (strength, collection, point)
+    if best is None:
+        return None
+    records = await store.get(best[1], [best[2]])
+    stamp = records[0].payload.get("created_ts") if records else None
+    if not isinstance(stamp, int | float) or isinstance(stamp, bool):
+        return None
+    when = datetime.fromtimestamp(stamp, UTC)
+    return Period.before(when) if event.before else Period.after(when)

@@ -1,5 +1,6 @@
 """The period a query names, if any: "yesterday", "last week", "in March", "on 8 May 2023",
-"2023-05-08", "3 days ago", "in 2024".
+"2023-05-08", "3 days ago", "in 2024"; or the event it is told against ("before the migration",
+"since we switched to uv"), which ``worker.recall.search`` dates by the record that tells of it.
 
 A person asking "what did we decide about the cache last week" means notes of that week; recall
 prefers records created in the period (``Period.holds``) without leaving the others out: the
@@ -45,6 +46,9 @@ _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|of|from)\s+({_MONTH})\b\.?(?:\s
 _MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d{2})\b", re.I)
 _AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month)s?\s+ago\b", re.I)
+_EVENT = re.compile(
+    r"\b(before|after|since|prior to|until)\s+(?:the\s+|we\s+|our\s+|i\s+|you\s+)?([^?.!,;]{3,80})", re.I
+)
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _RELATIVE: tuple[tuple[re.Pattern[str], int, int], ...] = (
     # (phrase, days back the period starts, days back it ends)
@@ -63,6 +67,15 @@ _RELATIVE: tuple[tuple[re.Pattern[str], int, int], ...] = (
 class Period:
     start: datetime
     end: datetime
+
+    @classmethod
+    def before(cls, when: datetime) -> Period:
+        return cls(datetime(1970, 1, 1, tzinfo=UTC), when)
+
+    @classmethod
+    def after(cls, when: datetime) -> Period:
+        # The record that tells of the event is not "after" it.
+        return cls(when + timedelta(microseconds=1), datetime(9999, 1, 1, tzinfo=UTC))
 
     def holds(self, payload: dict[str, Any]) -> bool:
         """Whether a record (its ``created_ts``) falls in the period."""
@@ -117,3 +130,24 @@ def period_in(query: str, now: datetime) -> Period | None:
         if phrase.search(query):
             return Period(now - timedelta(days=start), now - timedelta(days=end) + DAY)
     return None
+
+
+@dataclass(frozen=True)
+class Event:
+    """A query told against an event: "how did we deploy before the migration"."""
+
+    before: bool  # records before it are meant (else after it)
+    words: str  # what names the event: "migration"
+    topic: str  # the query without it: "how did we deploy"
+
+
+def event_in(query: str) -> Event | None:
+    """The event ``query`` tells its time against, rather than a date, if any."""
+    found = _EVENT.search(query)
+    if found is None:
+        return None
+    phrase = found[2].strip()
+    if period_in(phrase, datetime(2000, 1, 1, tzinfo=UTC)) is not None or phrase[:1].isdigit():
+        return None  # "before 8 May", "after 3 days": a date, not an event
+    topic = " ".join((query[: found.start()] + " " + query[found.end() :]).split())
+    return Event(found[1].lower() in ("before", "prior to", "until"), phrase, topic or query)
