@@ -26,6 +26,11 @@ FACTS = [
     ("We moved the CI from Jenkins to GitHub Actions in March.", "event"),
 ]
 
+CODES = [
+    "Gateway answers with code QX7741 when the card issuer times out; retry once.",
+    "Gateway answers with code QX7714 while it is down for maintenance; wait for it.",
+]
+
 
 async def _call(client: Client, tool: str, **arguments: Any) -> Any:
     result = await client.call_tool(tool, arguments)
@@ -52,6 +57,14 @@ async def test_memory_workflow_survives_a_worker_restart(
         listed = [m["id"] for page in (first, second, third) for m in page["results"]]
         assert listed == list(reversed(ids)) and first["total"] == len(FACTS)
 
+        # The exact code a person remembers finds its memory, though the model alone prefers its
+        # look-alike: the keyword side matches the word itself.
+        codes = [
+            (await _call(client, "store_memory", content=content, category="fact"))["id"] for content in CODES
+        ]
+        found = await _call(client, "retrieve_memories", query="QX7741 again, what now?", limit=3)
+        assert found["results"][0]["id"] == codes[0]
+
         # Restart the worker: what was stored stays stored.
         worker_pid = (await _call(client, "ping"))["worker"]["pid"]
         os.kill(worker_pid, signal.SIGTERM)
@@ -66,9 +79,13 @@ async def test_memory_workflow_survives_a_worker_restart(
         await wait_for(gone, timeout=30, what="the worker to exit")
         # The next call finds no worker, and serve starts a new one.
         after = await _call(client, "list_memories", limit=10)
-        assert [m["id"] for m in after["results"]] == list(reversed(ids))
+        assert [m["id"] for m in after["results"]] == list(reversed(ids + codes))
         new_pid = (await _call(client, "ping"))["worker"]["pid"]
         assert new_pid != worker_pid
+
+        # The words it is found by were kept as well as the vectors.
+        found = await _call(client, "retrieve_memories", query="QX7741 again, what now?", limit=3)
+        assert found["results"][0]["id"] == codes[0]
 
         assert await _call(client, "delete_memory", id=ids[2]) == {"deleted": True}
         assert await _call(client, "delete_memory", id=ids[2]) == {"deleted": False}
