@@ -40,7 +40,7 @@ from learning_memory.worker.recall.hybrid import Candidate
 from learning_memory.worker.recall.search import duplicate, query_vector, recall, standing, words
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
-from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue, ScoredRecord, VectorStore
+from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue
 
 EXPERIENCES = collection_for("full")
 SOURCES: tuple[tuple[ContextKind, str], ...] = (
@@ -52,14 +52,6 @@ SOURCES: tuple[tuple[ContextKind, str], ...] = (
 
 def _clamp(score: float) -> float:
     return min(1.0, max(0.0, score))
-
-
-async def _search(
-    store: VectorStore, collection: str, vector: Any, limit: int, where: Filter | None = None
-) -> list[ScoredRecord]:
-    if not await store.collection_exists(collection):
-        return []
-    return await store.search(collection, vector, limit=limit, filter=where)
 
 
 def _teaches(payload: dict[str, Any]) -> bool:
@@ -88,12 +80,12 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
     return standing(payload)
 
 
-def _record_id(kind: ContextKind, hit: ScoredRecord | Candidate) -> str:
+def _record_id(kind: ContextKind, hit: Candidate) -> str:
     # An experience is named by its GHAP entry, the same on every axis; the others by their point.
     return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
 
 
-def _context_id(kind: ContextKind, hit: ScoredRecord | Candidate) -> str:
+def _context_id(kind: ContextKind, hit: Candidate) -> str:
     return item_id(kind, _record_id(kind, hit))
 
 
@@ -158,17 +150,21 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
     query = f"Goal: {request.goal}"
     if request.hypothesis:
         query += f"\nHypothesis: {request.hypothesis}"
-    vector = (await (await run.services.embedder()).embed([query]))[0]
+    vector = await query_vector(run, query)
     conditions: list[MatchValue | MatchAny] = [MatchAny("outcome_status", ("falsified", "abandoned"))]
     if request.domain is not None:
         conditions.append(MatchValue("domain", request.domain))
-    hits = await _search(store, EXPERIENCES, vector, request.limit * 4, Filter(tuple(conditions)))
+    # The words without the labels, which every stored story has.
+    words = f"{request.goal} {request.hypothesis or ''}"
+    found = await recall(run, EXPERIENCES, words, vector, where=Filter(tuple(conditions)), adjust=standing)
+    hits = found[: request.limit * 4]
     shown = await outcomes_for(run.services.settings.data_dir, (_context_id("experience", h) for h in hits))
     ranked = [(h, shown.get(_context_id("experience", h), NONE)) for h in hits]
     ranked.sort(key=lambda pair: pair[0].score * feedback_factor(pair[1]), reverse=True)
     warnings: list[PremortemWarning] = []
     for hit, outcome in ranked:
-        if hit.score < request.min_score or not _teaches(hit.payload):
+        # The bar stays a cosine, as the prompt hook's (see assemble_context).
+        if hit.cosine < request.min_score or not _teaches(hit.payload):
             continue
         data = hit.payload
         warnings.append(
