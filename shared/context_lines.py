@@ -74,7 +74,7 @@ def _experience_line(data: dict[str, Any]) -> str:
 def value_line(data: dict[str, Any]) -> str:
     size = data.get("cluster_size")
     where = f"value, {data.get('axis', '?')} axis" + (f", {size} experiences" if size else "")
-    return one_line(f"{where}: {data.get('text', '')}", MAX_LINE_CHARS)
+    return with_stale_note(one_line(f"{where}: {data.get('text', '')}", MAX_LINE_CHARS), data.get("stale"))
 
 
 def memory_line(data: dict[str, Any]) -> str:

@@ -14,7 +14,7 @@ from datetime import datetime
 
 from pydantic import Field
 
-from learning_memory.shared.contracts.experiences import AXES, Anchor, Axis, ExperienceHit
+from learning_memory.shared.contracts.experiences import AXES, Anchor, Axis, ExperienceHit, Stale
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.jobs import Contract, JobSpec
 from learning_memory.shared.keys import Queue
@@ -130,6 +130,8 @@ class ValueRecord(Contract):
     # (worker.learning.value_anchors): reading one of them brings the value up.
     anchors: list[Anchor] = Field(default_factory=list)
     project: str | None = Field(default=None, exclude_if=lambda value: value is None)
+    # What became of that code since (worker.jobs.item_staleness); left out while unknown.
+    stale: Stale | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ListValuesRequest(Contract):

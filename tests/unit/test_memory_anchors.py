@@ -32,9 +32,9 @@ from learning_memory.shared.fix_store import connect
 from learning_memory.worker.capture.text_anchors import anchors_in_text
 from learning_memory.worker.jobs.context import assemble_context
 from learning_memory.worker.jobs.experiences import persist_experience
+from learning_memory.worker.jobs.item_staleness import recheck_item_anchors
 from learning_memory.worker.jobs.learning import get_cluster_members, list_values, store_value
 from learning_memory.worker.jobs.memory import delete_memory, retrieve_memories, store_memory
-from learning_memory.worker.jobs.memory_staleness import recheck_memory_anchors
 from learning_memory.worker.learning.value_anchors import shared_anchors
 from learning_memory.worker.services import JobRun
 from tests.helpers import job_run
@@ -134,23 +134,23 @@ async def test_rewritten_code_is_noted_and_gone_code_leaves_injection(run: JobRu
 
     loader = worktree / "src" / "app" / "loader.py"
     loader.write_text(LOADER.replace("return read(path)", "return read(path, strict=True)"))
-    changed = await recheck_memory_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"])
-    assert changed == {memory.id: "changed"}
+    changed = await recheck_item_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"])
+    assert changed == {f"mem:{memory.id}": "changed"}
     [item] = (await assemble_context(run, context)).items
     assert "(code changed since)" in item.text
     assert "(code changed since)" in file_lessons(index, PROJECT, worktree, "src/app/loader.py").text
     # Checked again with nothing new: nothing changes.
-    assert await recheck_memory_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"]) == {}
+    assert await recheck_item_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"]) == {}
 
     loader.unlink()
-    assert await recheck_memory_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"]) == {
-        memory.id: "gone"
+    assert await recheck_item_anchors(run, PROJECT, str(worktree), ["src/app/loader.py"]) == {
+        f"mem:{memory.id}": "gone"
     }
     assert (await assemble_context(run, context)).items == []
     assert file_lessons(index, PROJECT, worktree, "src/app/loader.py").items == []
     [hit] = (await retrieve_memories(run, RetrieveMemoriesRequest(query=MEMORY, limit=5))).results
     assert (hit.id, hit.stale) == (memory.id, "gone")  # kept and searchable
-    assert await recheck_memory_anchors(run, PROJECT, str(worktree), []) == {}
+    assert await recheck_item_anchors(run, PROJECT, str(worktree), []) == {}
     index.close()
 
 
@@ -193,7 +193,7 @@ def test_a_value_takes_the_files_its_members_share_in_one_repository() -> None:
     assert shared_anchors([]) == (None, [])
 
 
-async def test_a_stored_value_is_anchored_where_its_cluster_worked(run: JobRun) -> None:
+async def test_a_stored_value_is_anchored_where_its_cluster_worked(run: JobRun, tmp_path: Path) -> None:
     for number in range(len(SAMPLES)):
         entry = ghap_entry(SAMPLES[number], number)
         anchors = (
@@ -217,8 +217,20 @@ async def test_a_stored_value_is_anchored_where_its_cluster_worked(run: JobRun) 
     assert record.project == PROJECT
     assert record.anchors == [Anchor(file="src/etl/loader.py", symbol="load")]
     [listed] = (await list_values(run, ListValuesRequest(axis="full"))).results
-    assert listed.anchors == record.anchors
+    assert listed.anchors == record.anchors and listed.stale is None
     index = FixIndex(fix_index_path(run.services.settings.data_dir))
     [found] = index.anchored_to(PROJECT, "src/etl/loader.py")
     assert found.item == f"val:{record.id}" and found.symbols == ("load",)
+
+    # A session deletes the file its cluster worked in: the value is kept, listed as gone, and
+    # neither a file read nor the prompt hook brings it any more.
+    checkout = tmp_path / "checkout"
+    (checkout / "src" / "etl").mkdir(parents=True)
+    changed = await recheck_item_anchors(run, PROJECT, str(checkout), ["src/etl/loader.py"])
+    assert changed == {f"val:{record.id}": "gone"}
+    [listed] = (await list_values(run, ListValuesRequest(axis="full"))).results
+    assert listed.stale == "gone"
+    assert index.anchored_to(PROJECT, "src/etl/loader.py") == []
+    context = AssembleContextRequest(query=text, budget_tokens=2_000, min_score=0.0)
+    assert [i for i in (await assemble_context(run, context)).items if i.kind == "value"] == []
     index.close()

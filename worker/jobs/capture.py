@@ -32,7 +32,7 @@ from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
 from learning_memory.worker.jobs.experiences import forget_experience, persist_experience
-from learning_memory.worker.jobs.memory_staleness import recheck_memory_anchors
+from learning_memory.worker.jobs.item_staleness import recheck_item_anchors
 from learning_memory.worker.jobs.staleness import attach_agent_anchors, edited_files, recheck_anchors
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
@@ -75,7 +75,7 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     # Its edits and commits may have rewritten code that earlier experiences are anchored to.
     touched = edited_files(events, commits.values())
     await recheck_anchors(run, index, request.project, events[0].worktree, touched)
-    await recheck_memory_anchors(run, request.project, events[0].worktree, touched)
+    await recheck_item_anchors(run, request.project, events[0].worktree, touched)
     if change.experiences:
         # <capture>/<project>/sessions/<session>.jsonl: the brief looks in <capture>/<project>.
         await asyncio.to_thread(write_recent, index, request.project, Path(request.log_path).parent.parent)

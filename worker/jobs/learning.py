@@ -79,6 +79,9 @@ VALUE_INDEXES: dict[str, PayloadIndexType] = {
     "axis": "keyword",
     "cluster_size": "integer",
     "created_ts": "float",
+    # Which values a session's edits may have outdated (worker.jobs.item_staleness).
+    "project": "keyword",
+    "anchor_files": "keyword",
 }
 
 
@@ -324,6 +327,7 @@ async def store_value(run: JobRun, request: StoreValueRequest) -> ValueRecord:
     # Its cluster's experiences bear it out now; later ones close to it keep it fresh (decay).
     payload["evidence_ts"] = request.created_at.timestamp()
     payload["support"] = cluster.size
+    payload["anchor_files"] = sorted({anchor.file for anchor in anchors})
     # One string, not a list: at 5,000 experiences a cluster has hundreds of members, and the
     # vector engine converts every list item on each read (list_values reads every value).
     payload["member_ghap_ids"] = json.dumps(record.member_ghap_ids)
