@@ -9,6 +9,7 @@ what is put forward at all must reach the caller's cosine bar.
 from __future__ import annotations
 
 import uuid
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -36,13 +37,16 @@ from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.shared.fix_feedback import NONE, feedback_factor
 from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.learning.decay import age_support_weight
-from learning_memory.worker.recall.hybrid import Candidate
+from learning_memory.worker.recall.hybrid import FUSION, Candidate
 from learning_memory.worker.recall.search import duplicate, query_vector, recall, standing, words
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue
 
 EXPERIENCES = collection_for("full")
+# The hooks ask for a few items within milliseconds: each side looks this deep, not the tools' 50
+# (with whole experience payloads, reading 50 a side per kind doubled the prompt hook's time).
+CONTEXT_FUSION = replace(FUSION, depth=16)
 SOURCES: tuple[tuple[ContextKind, str], ...] = (
     ("experience", EXPERIENCES),
     ("value", VALUES_COLLECTION),
@@ -99,7 +103,9 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     half_life = run.services.settings.value_half_life_days
     scored: list[tuple[float, ContextKind, Candidate]] = []
     for kind, name in present:
-        ranked = await recall(run, name, request.query, vector, adjust=partial(_weight, kind, half_life))
+        ranked = await recall(
+            run, name, request.query, vector, adjust=partial(_weight, kind, half_life), fusion=CONTEXT_FUSION
+        )
         # The bar stays a cosine: measured on our labelled sets, neither a bar on the hybrid
         # relevance nor one calibrated per store on prompts it has nothing for kept as many
         # unrelated prompts quiet while bringing as many related ones (docs/recall.md).
@@ -156,7 +162,9 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
         conditions.append(MatchValue("domain", request.domain))
     # The words without the labels, which every stored story has.
     words = f"{request.goal} {request.hypothesis or ''}"
-    found = await recall(run, EXPERIENCES, words, vector, where=Filter(tuple(conditions)), adjust=standing)
+    where = Filter(tuple(conditions))
+    depth = replace(CONTEXT_FUSION, depth=max(CONTEXT_FUSION.depth, request.limit * 4))
+    found = await recall(run, EXPERIENCES, words, vector, where=where, adjust=standing, fusion=depth)
     hits = found[: request.limit * 4]
     shown = await outcomes_for(run.services.settings.data_dir, (_context_id("experience", h) for h in hits))
     ranked = [(h, shown.get(_context_id("experience", h), NONE)) for h in hits]

@@ -48,11 +48,11 @@ from learning_memory.shared.fix_index import fix_index_path
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.allocator import give_back
 from learning_memory.worker.capture.feedback import with_outcomes
+from learning_memory.worker.learning.apart import labels_apart
 from learning_memory.worker.learning.cache import Clustering, fingerprint
 from learning_memory.worker.learning.clusterer import (
     Cluster,
     Verdict,
-    cluster_labels,
     judge,
     normalise,
     summarise,
@@ -116,9 +116,7 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
     del raw
     settings = run.services.settings
     dimensions = settings.cluster_dimensions
-    labels = await asyncio.to_thread(
-        cluster_labels, vectors, settings.min_cluster_size, settings.min_samples, dimensions
-    )
+    labels = await labels_apart(vectors, settings.min_cluster_size, settings.min_samples, dimensions)
     clusters = summarise(vectors, points.weights, labels)
     # The axis's vectors (the clusters keep their own centroids): freed and given back now.
     width = vectors.shape[1]

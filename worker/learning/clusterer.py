@@ -54,10 +54,14 @@ def cluster_labels(vectors: Matrix, min_cluster_size: int, min_samples: int, dim
     Renumbering by size (ties by first member) keeps the names of a clustering predictable:
     the same points in the same order always get the same labels.
     """
-    import hdbscan  # the worker's only user of it, imported on first clustering
+    return point_labels(reduce(vectors, dimensions), min_cluster_size, min_samples)
 
-    n = vectors.shape[0]
-    points = reduce(vectors, dimensions)
+
+def point_labels(points: Matrix, min_cluster_size: int, min_samples: int) -> Labels:
+    """:func:`cluster_labels` of points already reduced (what ``worker.learning.apart`` runs)."""
+    import hdbscan  # imported where clustering runs, on first need
+
+    n = points.shape[0]
     clusterer = hdbscan.HDBSCAN(
         min_cluster_size=max(2, min(min_cluster_size, n)),
         min_samples=max(1, min(min_samples, n - 1)),

@@ -25,7 +25,7 @@ import numpy.typing as npt
 
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.recall import keywords
-from learning_memory.worker.recall.timeframe import Period
+from learning_memory.worker.recall.timeframe import EVENT_POINT_WEIGHT, Period
 from learning_memory.worker.vectors.base import (
     Filter,
     MatchAny,
@@ -46,7 +46,6 @@ class Fusion:
     depth: int = 50  # taken from each side, deeper than any answer
     dense_share: float = 0.5  # of the relevance; the keyword strength has the rest
     question: float = 0.8  # a stored question's weight: it asks, it does not tell
-    period_boost: float = 2.0  # records of the period a query names weigh this much more
     rrf_k: int = 60  # plain fusion's: a rank weighs 1 / (rrf_k + rank)
 
 
@@ -157,7 +156,9 @@ def rank(
             if _asks(candidate.payload):
                 score *= fusion.question
             if period is not None and period.holds(candidate.payload):
-                score *= fusion.period_boost
+                score *= period.weight
+            if period is not None and candidate.id == period.event_point:
+                score *= EVENT_POINT_WEIGHT
             if adjust is not None:
                 score *= adjust(candidate.payload)
         ranked.append(replace(candidate, score=score))

@@ -4,11 +4,12 @@ near-duplicates collapsed."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from learning_memory.shared.contracts.experiences import collection_for
+from learning_memory.shared.contracts.experiences import TIER_WEIGHTS, collection_for
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.worker.recall import keywords
 from learning_memory.worker.recall.hybrid import FUSION, Candidate, Fusion, Mode, candidates, rank
@@ -24,17 +25,28 @@ EVENT_STRENGTH = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-# What a record's standing takes off its relevance: captured rather than written by the agent,
+# What a record's standing takes off its relevance: how sure its outcome is (an experience's
+# confidence tier: gold keeps all of it, an auto experience or an abandoned entry a little less),
 # its anchored code rewritten since, or gone (kept and searchable, ranked below the living).
-AUTO_WEIGHT = 0.9
+TIER_SHARE = 0.15
 STALE_WEIGHTS = {"changed": 0.9, "gone": 0.6}
+# Of two records as relevant, the newer is likelier to hold: a nudge, halved every RECENCY_DAYS.
+RECENCY = 0.05
+RECENCY_DAYS = 30.0
 
 
-def standing(payload: dict[str, Any]) -> float:
-    """How much a record's source and staleness leave of its relevance."""
-    weight = AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
+def standing(payload: dict[str, Any], now: float | None = None) -> float:
+    """How much a record's tier, staleness and age leave of its relevance."""
+    tier = TIER_WEIGHTS.get(str(payload.get("confidence_tier")), 1.0)
+    weight = 1.0 - TIER_SHARE * (1.0 - tier)
     stale = payload.get("stale")
-    return weight * STALE_WEIGHTS.get(stale, 1.0) if isinstance(stale, str) else weight
+    if isinstance(stale, str):
+        weight *= STALE_WEIGHTS.get(stale, 1.0)
+    created = payload.get("created_ts")
+    if isinstance(created, int | float) and not isinstance(created, bool):
+        age_days = max((now if now is not None else time.time()) - created, 0.0) / 86_400
+        weight *= 1.0 + RECENCY * 0.5 ** (age_days / RECENCY_DAYS)
+    return weight
 
 
 def words(text: str) -> frozenset[str]:
@@ -89,9 +101,7 @@ async def recall(
     period = period_in(query, now or datetime.now(UTC))
     event = event_in(query) if period is None else None
     if event is not None:
-        # "how did we deploy before the migration": the migration says when, not what about.
         period = await event_period(run, event)
-        query, vector = event.topic, await query_vector(run, event.topic)
     found = await candidates(
         store, metadata, collection, query, vector, where=where, mode=mode, fusion=fusion
     )
@@ -120,4 +130,4 @@ async def event_period(run: JobRun, event: Event) -> Period | None:
     if not isinstance(stamp, int | float) or isinstance(stamp, bool):
         return None
     when = datetime.fromtimestamp(stamp, UTC)
-    return Period.before(when) if event.before else Period.after(when)
+    return Period.before(when, best[2]) if event.before else Period.after(when, best[2])

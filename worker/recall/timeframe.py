@@ -46,9 +46,11 @@ _MONTH_ONLY = re.compile(rf"\b(?:in|during|since|of|from)\s+({_MONTH})\b\.?(?:\s
 _MONTH_YEAR = re.compile(rf"\b({_MONTH})\.?\s+(\d{{4}})\b", re.I)
 _YEAR = re.compile(r"\b(?:in|during|of)\s+((?:19|20)\d{2})\b", re.I)
 _AGO = re.compile(r"\b(\d+|a|an|one|two|three|four|five|six)\s+(day|week|month)s?\s+ago\b", re.I)
-_EVENT = re.compile(
-    r"\b(before|after|since|prior to|until)\s+(?:the\s+|we\s+|our\s+|i\s+|you\s+)?([^?.!,;]{3,80})", re.I
-)
+# "before the migration", "since we switched to uv": a preposition, then a short phrase naming
+# what happened (longer clauses are what the query is about: "fails after a dependency got
+# updated, it complains...").
+_EVENT = re.compile(r"\b(before|after|since|prior to)\s+(?:the|our|we)\s+([^?.!,;]+?)\s*(?:[?.!,;]|$)", re.I)
+EVENT_WORDS = 3
 _COUNTS = {"a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _RELATIVE: tuple[tuple[re.Pattern[str], int, int], ...] = (
     # (phrase, days back the period starts, days back it ends)
@@ -63,19 +65,30 @@ _RELATIVE: tuple[tuple[re.Pattern[str], int, int], ...] = (
 )
 
 
+DATE_WEIGHT = 2.0  # records of a period the query names weigh this much more
+EVENT_WEIGHT = 1.25  # of the time before or after an event it names: a lighter hand, as the
+# event is only known through the record that tells of it best
+EVENT_POINT_WEIGHT = 0.5  # that record's own
+
+
 @dataclass(frozen=True)
 class Period:
     start: datetime
     end: datetime
+    weight: float = DATE_WEIGHT
+    # The record that tells of the event the period is told against: it says when, it is not
+    # what the query asks for, though it shares the query's words.
+    event_point: str | None = None
 
     @classmethod
-    def before(cls, when: datetime) -> Period:
-        return cls(datetime(1970, 1, 1, tzinfo=UTC), when)
+    def before(cls, when: datetime, event_point: str | None = None) -> Period:
+        return cls(datetime(1970, 1, 1, tzinfo=UTC), when, EVENT_WEIGHT, event_point)
 
     @classmethod
-    def after(cls, when: datetime) -> Period:
+    def after(cls, when: datetime, event_point: str | None = None) -> Period:
         # The record that tells of the event is not "after" it.
-        return cls(when + timedelta(microseconds=1), datetime(9999, 1, 1, tzinfo=UTC))
+        start = when + timedelta(microseconds=1)
+        return cls(start, datetime(9999, 1, 1, tzinfo=UTC), EVENT_WEIGHT, event_point)
 
     def holds(self, payload: dict[str, Any]) -> bool:
         """Whether a record (its ``created_ts``) falls in the period."""
@@ -138,7 +151,6 @@ class Event:
 
     before: bool  # records before it are meant (else after it)
     words: str  # what names the event: "migration"
-    topic: str  # the query without it: "how did we deploy"
 
 
 def event_in(query: str) -> Event | None:
@@ -147,7 +159,8 @@ def event_in(query: str) -> Event | None:
     if found is None:
         return None
     phrase = found[2].strip()
-    if period_in(phrase, datetime(2000, 1, 1, tzinfo=UTC)) is not None or phrase[:1].isdigit():
-        return None  # "before 8 May", "after 3 days": a date, not an event
-    topic = " ".join((query[: found.start()] + " " + query[found.end() :]).split())
-    return Event(found[1].lower() in ("before", "prior to", "until"), phrase, topic or query)
+    if len(phrase.split()) > EVENT_WORDS or phrase[:1].isdigit():
+        return None
+    if period_in(phrase, datetime(2000, 1, 1, tzinfo=UTC)) is not None:
+        return None  # "before the 8th of May": a date, not an event
+    return Event(found[1].lower() in ("before", "prior to"), phrase)
