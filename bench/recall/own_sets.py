@@ -10,6 +10,7 @@ inject, against the dense side's order at the same bar (the hook before hybrid r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import time
 import uuid
@@ -17,6 +18,7 @@ from datetime import UTC, datetime, timedelta
 from functools import partial
 from pathlib import Path
 from typing import Any
+from unittest.mock import patch
 
 from bench.recall.measures import Scores, p
 from learning_memory.shared.contracts.context import AssembleContextRequest
@@ -34,9 +36,10 @@ from learning_memory.shared.contracts.memory import MemoryRecord, StoreMemoryReq
 from learning_memory.shared.settings import Settings
 from learning_memory.worker.jobs import context as context_job
 from learning_memory.worker.jobs.experiences import persist_experience
+from learning_memory.worker.jobs.memory import _weight as memory_weight
 from learning_memory.worker.jobs.memory import store_memory
 from learning_memory.worker.recall.hybrid import MODES, Candidate, Fusion, Mode
-from learning_memory.worker.recall.search import query_vector, recall
+from learning_memory.worker.recall.search import query_vector, recall, standing
 from learning_memory.worker.services import JobRun
 
 SETS = (Path("bench/data/context_set.json"), Path("bench/data/recall_set.json"))
@@ -98,10 +101,12 @@ def _local(candidate: Candidate, local: dict[str, str]) -> str:
 
 
 async def _ranked(run: JobRun, text: str, mode: Mode, fusion: Fusion) -> list[Candidate]:
+    """Experiences and memories together, each weighed as search_experiences and
+    retrieve_memories weigh them (the weights apply in the hybrid mode only)."""
     vector = await query_vector(run, text)
     found: list[Candidate] = []
-    for collection in (EXPERIENCES, MEMORIES):
-        found += await recall(run, collection, text, vector, mode=mode, fusion=fusion)
+    for collection, adjust in ((EXPERIENCES, standing), (MEMORIES, memory_weight)):
+        found += await recall(run, collection, text, vector, mode=mode, fusion=fusion, adjust=adjust)
     return sorted(found, key=lambda c: c.score, reverse=True)
 
 
@@ -111,13 +116,9 @@ async def _hook(run: JobRun, text: str, local: dict[str, str], mode: Mode = "hyb
     request = AssembleContextRequest(
         query=text, budget_tokens=HOOK_BUDGET_TOKENS, min_score=HOOK_BAR, max_items=HOOK_MAX_ITEMS
     )
-    hybrid = context_job.recall
-    if mode != "hybrid":
-        context_job.recall = partial(hybrid, mode=mode)
-    try:
+    searches = patch.object(context_job, "recall", partial(recall, mode=mode))
+    with searches if mode != "hybrid" else contextlib.nullcontext():
         answer = await context_job.assemble_context(run, request)
-    finally:
-        context_job.recall = hybrid
     return [local.get(item.id.partition(":")[2], item.id) for item in answer.items]
 
 

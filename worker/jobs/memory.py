@@ -58,6 +58,8 @@ INDEXES: dict[str, PayloadIndexType] = {
     "anchor_files": "keyword",
 }
 ANCHORED_TEXT_CHARS = 160  # of a memory, in what a file read shows
+# How far importance moves a memory's rank: 0.5 (the default) leaves it, 1.0 adds half of this.
+IMPORTANCE_SHARE = 0.3
 
 
 async def _store(run: JobRun) -> VectorStore:
@@ -115,7 +117,9 @@ def _weight(payload: dict[str, Any]) -> float:
     """An important memory ranks above an ordinary one that bears on the query as much; one whose
     code changed since, below."""
     importance = payload.get("importance")
-    return (0.85 + 0.3 * (importance if isinstance(importance, int | float) else 0.5)) * standing(payload)
+    return (
+        1.0 + IMPORTANCE_SHARE * ((importance if isinstance(importance, int | float) else 0.5) - 0.5)
+    ) * standing(payload)
 
 
 def _content(payload: dict[str, Any]) -> str:

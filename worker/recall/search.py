@@ -9,7 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from learning_memory.shared.contracts.experiences import TIER_WEIGHTS, collection_for
+from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.worker.recall import keywords
 from learning_memory.worker.recall.hybrid import FUSION, Candidate, Fusion, Mode, candidates, rank
@@ -25,10 +25,11 @@ EVENT_STRENGTH = 0.5
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-# What a record's standing takes off its relevance: how sure its outcome is (an experience's
-# confidence tier: gold keeps all of it, an auto experience or an abandoned entry a little less),
-# its anchored code rewritten since, or gone (kept and searchable, ranked below the living).
-TIER_SHARE = 0.15
+# What a record's standing takes off its relevance: captured rather than written by the agent
+# (measured: weighing agent-written experiences by their confidence tier too, gold above silver
+# above abandoned, lost related prompts on both our sets), its anchored code rewritten since, or
+# gone (kept and searchable, ranked below the living).
+AUTO_WEIGHT = 0.9
 STALE_WEIGHTS = {"changed": 0.9, "gone": 0.6}
 # Of two records as relevant, the newer is likelier to hold: a nudge, halved every RECENCY_DAYS.
 RECENCY = 0.05
@@ -36,15 +37,15 @@ RECENCY_DAYS = 30.0
 
 
 def standing(payload: dict[str, Any], now: float | None = None) -> float:
-    """How much a record's tier, staleness and age leave of its relevance."""
-    tier = TIER_WEIGHTS.get(str(payload.get("confidence_tier")), 1.0)
-    weight = 1.0 - TIER_SHARE * (1.0 - tier)
+    """How much a record's source, staleness and age leave of its relevance."""
+    weight = AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
     stale = payload.get("stale")
     if isinstance(stale, str):
         weight *= STALE_WEIGHTS.get(stale, 1.0)
     created = payload.get("created_ts")
     if isinstance(created, int | float) and not isinstance(created, bool):
-        age_days = max((now if now is not None else time.time()) - created, 0.0) / 86_400
+        # Whole days: an answer does not change from one second to the next.
+        age_days = max((now if now is not None else time.time()) - created, 0.0) // 86_400
         weight *= 1.0 + RECENCY * 0.5 ** (age_days / RECENCY_DAYS)
     return weight
 
