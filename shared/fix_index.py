@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -37,6 +37,7 @@ from learning_memory.shared.fix_writes import (
     SessionChange,
     clean_path,
     note_seen,
+    replace_aliases,
     replace_feedback,
     replace_session,
 )
@@ -60,6 +61,11 @@ _GROUP = (
 # Fixes whose code is gone since (every anchor deleted) teach nothing about the code there now:
 # no read offers them, though the index keeps them (the experience stays searchable).
 _LIVE = "AND fixes.experience_id NOT IN (SELECT experience_id FROM stale WHERE state = 'gone') "
+
+
+def failure_text(error_type: str | None, message: str) -> str:
+    """What a failure says, as its meaning is compared (``worker.capture.meaning``)."""
+    return f"{error_type}: {message}" if error_type else message
 
 
 def fix_index_path(data_dir: Path) -> Path:
@@ -217,7 +223,53 @@ class FixIndex:
         for key, (score, _) in ranked:
             # Below 1.0, which says exact, even when the words are the same.
             found.append(_known(conn.execute(_GROUP, (project, *key)).fetchone(), min(round(score, 3), 0.99)))
+        if len(found) >= limit:
+            return found
+        # Then what a failure met before without a fix means the same as (found at mining).
+        shown = {fix.signature for fix in found}
+        aliased = conn.execute(
+            "SELECT aliases.fix_signature, fixes.files, MAX(aliases.similarity) AS close FROM aliases "
+            "JOIN fixes ON fixes.project = aliases.project AND fixes.signature = aliases.fix_signature "
+            f"WHERE aliases.project = ? AND aliases.signature IN ({marks}) {_LIVE}"
+            "GROUP BY aliases.fix_signature, fixes.files "
+            "ORDER BY close DESC, MAX(fixes.fixed_at) DESC LIMIT ?",
+            (project, *signatures, CANDIDATES),
+        ).fetchall()
+        for fix_signature, files, close in aliased:
+            if len(found) >= limit:
+                break
+            if fix_signature not in shown:
+                shown.add(fix_signature)
+                row = conn.execute(_GROUP, (project, fix_signature, files)).fetchone()
+                found.append(_known(row, min(round(float(close), 3), 0.98)))
         return found
+
+    def fix_texts(self, project: str, limit: int = CANDIDATES) -> list[tuple[str, str]]:
+        """(signature, what it says) of the project's fixed failures, most recent first."""
+
+        def lookup(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+            rows = conn.execute(
+                "SELECT signature, error_type, message, MAX(fixed_at) AS at FROM fixes "
+                f"WHERE project = ? {_LIVE}GROUP BY signature ORDER BY at DESC LIMIT ?",
+                (project, limit),
+            ).fetchall()
+            return [(row[0], failure_text(row[1], row[2])) for row in rows]
+
+        return self._read(lookup, [])
+
+    def set_aliases(self, project: str, aliases: Mapping[str, Sequence[tuple[str, float]]]) -> None:
+        """Replace what each failure (signature) means the same as: (fix signature, similarity)."""
+        if not aliases:
+            return
+        with connect(self.path) as conn:
+            create_schema(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                replace_aliases(conn, project, aliases)
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
 
     # --- the miner ------------------------------------------------------------------------
 

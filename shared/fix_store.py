@@ -13,8 +13,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-# 2: feedback or stale; 3: both; 4: anchored (a file below gains what it lacks on the next write)
-SCHEMA_VERSION = 4
+# 2: feedback or stale; 3: both; 4: anchored; 5: aliases (a file below gains what it lacks on the
+# next write)
+SCHEMA_VERSION = 5
 BUSY_TIMEOUT_MS = 5_000
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS signatures (
@@ -89,6 +90,16 @@ CREATE INDEX IF NOT EXISTS feedback_by_session ON feedback (project, session);
 CREATE TABLE IF NOT EXISTS stale (
     experience_id TEXT PRIMARY KEY,
     state TEXT NOT NULL
+);
+-- Failures with no fix of their own or of close words, and the fixed failures they mean the
+-- same as (worker.capture.meaning, at mining: the hooks call no model): the next time one is
+-- met, its hint can name that fix.
+CREATE TABLE IF NOT EXISTS aliases (
+    project TEXT NOT NULL,
+    signature TEXT NOT NULL,
+    fix_signature TEXT NOT NULL,
+    similarity REAL NOT NULL,
+    PRIMARY KEY (project, signature, fix_signature)
 );
 -- Memories and values anchored to files (shared.anchored_items): a file read or edited brings them.
 CREATE TABLE IF NOT EXISTS anchored (

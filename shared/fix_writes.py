@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -196,3 +196,15 @@ def replace_feedback(
         "VALUES (?, ?, ?, ?, ?, ?, ?)",
         [(r.item, project, session, r.episode_id, r.via, int(r.helped), _ts(r.shown_at)) for r in records],
     )
+
+
+def replace_aliases(
+    conn: sqlite3.Connection, project: str, aliases: Mapping[str, Sequence[tuple[str, float]]]
+) -> None:
+    """Make each failure (signature) mean the same as these fixed ones: (fix signature, similarity)."""
+    for signature, close in aliases.items():
+        conn.execute("DELETE FROM aliases WHERE project = ? AND signature = ?", (project, signature))
+        conn.executemany(
+            "INSERT INTO aliases (project, signature, fix_signature, similarity) VALUES (?, ?, ?, ?)",
+            [(project, signature, fix, similarity) for fix, similarity in close],
+        )

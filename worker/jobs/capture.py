@@ -28,6 +28,7 @@ from learning_memory.worker.capture.commits import session_commits
 from learning_memory.worker.capture.episodes import mine
 from learning_memory.worker.capture.feedback import attribute
 from learning_memory.worker.capture.log_retention import prune_logs
+from learning_memory.worker.capture.meaning import alias_by_meaning
 from learning_memory.worker.capture.recent import write_recent
 from learning_memory.worker.capture.records import episode_records, seen_failures
 from learning_memory.worker.capture.session_log import parse_events
@@ -58,15 +59,18 @@ async def mine_session(run: JobRun, request: MineSessionRequest) -> MineSessionR
     episodes = await asyncio.to_thread(mine, events, commits)
     records = await asyncio.to_thread(episode_records, episodes, request.project)
     index = FixIndex(fix_index_path(run.services.settings.data_dir))
+    seen = seen_failures(events)
     change = await asyncio.to_thread(
         index.record_session,
         request.project,
         request.session_id,
         events[0].worktree,
-        seen_failures(events),
+        seen,
         records,
         attribute(events, episodes),
     )
+    # Failures met without a fix of their own: the hook can name one meaning the same next time.
+    await alias_by_meaning(run, index, request.project, [s.failure for s in seen])
     for experience_id in sorted(change.experiences):
         await _store(run, index, experience_id)
     # Where the agent's own experiences happened: the edits of the episodes each absorbed.
