@@ -110,3 +110,14 @@ def test_noise_is_in_no_cluster() -> None:
     clusters = summarise(MEMBERS, WEIGHTS, np.array([0, -1, 0]))
     assert [c.size for c in clusters] == [2]
     assert summarise(MEMBERS, WEIGHTS, np.array([-1, -1, -1])) == []
+
+
+async def test_hdbscan_runs_apart_and_a_failing_child_is_a_clear_error() -> None:
+    from learning_memory.shared.errors import InternalError
+    from learning_memory.worker.learning.apart import labels_apart
+
+    rng = np.random.default_rng(3)
+    vectors = normalise(np.concatenate([rng.normal(loc, 0.05, size=(30, 8)) for loc in (-1.0, 1.0)]))
+    assert np.array_equal(await labels_apart(vectors, 5, 3, 4), cluster_labels(vectors, 5, 3, 4))
+    with pytest.raises(InternalError, match="clustering process failed"):
+        await labels_apart(np.zeros((0, 8)), 5, 3, 0)  # hdbscan refuses no points

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import sys
 import uuid
 from pathlib import Path
@@ -81,7 +82,12 @@ async def test_writes_page_the_log_out_every_so_many_points(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     asked: list[Path] = []
-    monkeypatch.setattr(mapped_pages, "page_out", lambda folder: asked.append(folder) or 0)
+
+    def page_out(folder: Path) -> int:
+        asked.append(folder)
+        return 0
+
+    monkeypatch.setattr(mapped_pages, "page_out", page_out)
     store = await EdgeVectorStore.open(tmp_path)
     try:
         await store.ensure_collection(CollectionSpec("memories", 16))
@@ -109,7 +115,7 @@ def test_an_old_kernel_turns_it_off(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     monkeypatch.setattr(mapped_pages, "_MAPS", tmp_path / "maps")
     (tmp_path / "maps").write_text(maps)
     monkeypatch.setattr(mapped_pages, "_madvise", lambda: lambda *args: -1)
-    monkeypatch.setattr(mapped_pages.ctypes, "get_errno", lambda: 22)
+    monkeypatch.setattr(ctypes, "get_errno", lambda: 22)
     monkeypatch.setattr(mapped_pages._State, "supported", True)
     assert mapped_pages.page_out(target) == 0
     assert mapped_pages._State.supported is False
@@ -127,7 +133,7 @@ def test_a_range_gone_meanwhile_is_skipped(monkeypatch: pytest.MonkeyPatch, tmp_
     monkeypatch.setattr(mapped_pages, "_MAPS", tmp_path / "maps")
     answers = iter([-1, 0])
     monkeypatch.setattr(mapped_pages, "_madvise", lambda: lambda *args: next(answers))
-    monkeypatch.setattr(mapped_pages.ctypes, "get_errno", lambda: 12)
+    monkeypatch.setattr(ctypes, "get_errno", lambda: 12)
     monkeypatch.setattr(mapped_pages._State, "supported", True)
     assert mapped_pages.page_out(target) == 0x2000
 

@@ -4,6 +4,7 @@ catching up with a store written without them."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import numpy as np
@@ -30,11 +31,11 @@ def _point(text: str, **extra: object) -> PointData:
 
 
 @pytest.fixture
-async def run(tmp_path: Path) -> JobRun:
+async def run(tmp_path: Path) -> AsyncIterator[JobRun]:
     async with job_run(tmp_path) as run:
         store = await run.services.vectors()
         await store.ensure_collection(CollectionSpec(COLLECTION, 8))
-        yield run  # type: ignore[misc]
+        yield run
 
 
 def test_terms_drop_stopwords_and_repeats() -> None:

@@ -23,10 +23,11 @@ Labels = npt.NDArray[np.intp]
 
 
 def normalise(vectors: npt.ArrayLike) -> Matrix:
-    array = np.asarray(vectors, dtype=np.float64)
-    norms = np.linalg.norm(array, axis=-1, keepdims=True)
-    # A zero vector stays zero rather than becoming NaN.
-    unit: Matrix = np.divide(array, norms, out=np.zeros_like(array), where=norms > 0)
+    array = np.array(vectors, dtype=np.float64)  # a copy: the caller's vectors stay as they are
+    # Row norms without the squared copy that np.linalg.norm makes.
+    norms = np.sqrt(np.einsum("...i,...i->...", array, array))[..., np.newaxis]
+    # In place (an axis's copy is tens of MiB); a zero vector stays zero rather than becoming NaN.
+    unit: Matrix = np.divide(array, norms, out=array, where=norms > 0)
     return unit
 
 
@@ -36,15 +37,18 @@ def reduce(vectors: Matrix, dimensions: int) -> Matrix:
     n, d = vectors.shape
     if dimensions <= 0 or dimensions >= d:
         return vectors
-    centred = vectors - vectors.mean(axis=0)
+    mean = vectors.mean(axis=0)
     if n <= d:
         # Fewer points than dimensions: the SVD of the points themselves is the cheaper one.
-        _, _, vt = np.linalg.svd(centred, full_matrices=False)
+        _, _, vt = np.linalg.svd(vectors - mean, full_matrices=False)
         basis = vt[:dimensions].T
     else:
-        _, eigenvectors = np.linalg.eigh(centred.T @ centred)  # ascending eigenvalues
+        # The scatter matrix without a centred copy of the points (n × d, as large as they are):
+        # (X - m)ᵀ(X - m) = XᵀX - n·mmᵀ.
+        scatter = vectors.T @ vectors - n * np.outer(mean, mean)
+        _, eigenvectors = np.linalg.eigh(scatter)  # ascending eigenvalues
         basis = eigenvectors[:, ::-1][:, :dimensions]
-    projected: Matrix = centred @ basis
+    projected: Matrix = vectors @ basis - mean @ basis
     return projected
 
 
