@@ -72,9 +72,7 @@ from learning_memory.worker.vectors.base import (
 
 log = get_logger(__name__)
 
-# Points per read when clustering an axis: a page read comes as Python floats first, some 20
-# times the size of the array it ends as.
-READ_PAGE = 250
+READ_PAGE = 1000  # points per read when clustering an axis
 CLUSTER_FIELDS = ("ghap_id", "weight", "confidence_tier")  # what clustering reads of a payload
 
 VALUE_INDEXES: dict[str, PayloadIndexType] = {
