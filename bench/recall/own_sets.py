@@ -39,7 +39,7 @@ from learning_memory.worker.jobs.experiences import persist_experience
 from learning_memory.worker.jobs.memory import _weight as memory_weight
 from learning_memory.worker.jobs.memory import store_memory
 from learning_memory.worker.recall.hybrid import MODES, Candidate, Fusion, Mode
-from learning_memory.worker.recall.search import query_vector, recall, standing
+from learning_memory.worker.recall.search import query_vector, recall, standing, when
 from learning_memory.worker.services import JobRun
 
 SETS = (Path("bench/data/context_set.json"), Path("bench/data/recall_set.json"))
@@ -104,9 +104,12 @@ async def _ranked(run: JobRun, text: str, mode: Mode, fusion: Fusion) -> list[Ca
     """Experiences and memories together, each weighed as search_experiences and
     retrieve_memories weigh them (the weights apply in the hybrid mode only)."""
     vector = await query_vector(run, text)
+    period = await when(run, text)
     found: list[Candidate] = []
     for collection, adjust in ((EXPERIENCES, standing), (MEMORIES, memory_weight)):
-        found += await recall(run, collection, text, vector, mode=mode, fusion=fusion, adjust=adjust)
+        found += await recall(
+            run, collection, text, vector, mode=mode, fusion=fusion, adjust=adjust, period=period
+        )
     return sorted(found, key=lambda c: c.score, reverse=True)
 
 

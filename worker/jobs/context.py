@@ -34,11 +34,18 @@ from learning_memory.shared.contracts.context import (
 from learning_memory.shared.contracts.experiences import collection_for, point_id
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
-from learning_memory.shared.fix_feedback import NONE, feedback_factor
-from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.learning.decay import age_support_weight
 from learning_memory.worker.recall.hybrid import FUSION, Candidate
-from learning_memory.worker.recall.search import duplicate, query_vector, recall, standing, words
+from learning_memory.worker.recall.search import (
+    context_id,
+    duplicate,
+    query_vector,
+    recall,
+    standing,
+    weigh_what_followed,
+    when,
+    words,
+)
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, MatchAny, MatchValue
@@ -84,15 +91,6 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
     return standing(payload)
 
 
-def _record_id(kind: ContextKind, hit: Candidate) -> str:
-    # An experience is named by its GHAP entry, the same on every axis; the others by their point.
-    return str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id
-
-
-def _context_id(kind: ContextKind, hit: Candidate) -> str:
-    return item_id(kind, _record_id(kind, hit))
-
-
 @job(ASSEMBLE_CONTEXT)
 async def assemble_context(run: JobRun, request: AssembleContextRequest) -> AssembleContextResponse:
     store = await run.services.vectors()
@@ -101,42 +99,39 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
         return AssembleContextResponse(items=[], tokens=0, candidates=0)
     vector = await query_vector(run, request.query)
     half_life = run.services.settings.value_half_life_days
-    scored: list[tuple[float, ContextKind, Candidate]] = []
+    period = await when(run, request.query)  # read once for the three kinds
+    found: list[tuple[ContextKind, Candidate]] = []
     for kind, name in present:
+        weight = partial(_weight, kind, half_life)
         ranked = await recall(
-            run, name, request.query, vector, adjust=partial(_weight, kind, half_life), fusion=CONTEXT_FUSION
+            run, name, request.query, vector, adjust=weight, fusion=CONTEXT_FUSION, period=period
         )
         # The bar stays a cosine: measured on our labelled sets, neither a bar on the hybrid
         # relevance nor one calibrated per store on prompts it has nothing for kept as many
         # unrelated prompts quiet while bringing as many related ones (docs/recall.md).
         for hit in ranked[: request.max_items * 2]:
             if hit.cosine >= request.min_score and _puts_forward(kind, hit.payload):
-                scored.append((hit.score, kind, hit))
-    # What was shown before and did not help ranks lower (``shared.fix_feedback``).
-    shown = await outcomes_for(run.services.settings.data_dir, (_context_id(k, h) for _, k, h in scored))
-    scored = [(s * feedback_factor(shown.get(_context_id(k, h), NONE)), k, h) for s, k, h in scored]
-    scored.sort(key=lambda entry: entry[0], reverse=True)
+                found.append((kind, hit))
 
     items: list[ContextItem] = []
     kept: list[frozenset[str]] = []
     candidates = used = 0
-    for score, kind, hit in scored:
+    for kind, hit, outcome in await weigh_what_followed(run, found):
         text = line_for(kind, hit.payload)
         these = words(text)
         if duplicate(these, kept):
             continue
         kept.append(these)
         candidates += 1
-        identifier = _context_id(kind, hit)
+        identifier = context_id(kind, hit)
         tokens = estimate_tokens(f"- [{identifier}] {text}")
         if len(items) >= request.max_items or used + tokens > request.budget_tokens:
             continue
-        outcome = shown.get(identifier, NONE)
         items.append(
             ContextItem(
                 id=identifier,
                 kind=kind,
-                score=_clamp(score),
+                score=_clamp(hit.score),
                 text=text,
                 tokens=tokens,
                 helped=outcome.helped,
@@ -165,12 +160,10 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
     where = Filter(tuple(conditions))
     depth = replace(CONTEXT_FUSION, depth=max(CONTEXT_FUSION.depth, request.limit * 4))
     found = await recall(run, EXPERIENCES, words, vector, where=where, adjust=standing, fusion=depth)
-    hits = found[: request.limit * 4]
-    shown = await outcomes_for(run.services.settings.data_dir, (_context_id("experience", h) for h in hits))
-    ranked = [(h, shown.get(_context_id("experience", h), NONE)) for h in hits]
-    ranked.sort(key=lambda pair: pair[0].score * feedback_factor(pair[1]), reverse=True)
     warnings: list[PremortemWarning] = []
-    for hit, outcome in ranked:
+    for _, hit, outcome in await weigh_what_followed(
+        run, [("experience", h) for h in found[: request.limit * 4]]
+    ):
         # The bar stays a cosine, as the prompt hook's (see assemble_context).
         if hit.cosine < request.min_score or not _teaches(hit.payload):
             continue
@@ -187,7 +180,7 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
                 surprise=data.get("surprise"),
                 root_cause=data.get("root_cause"),
                 lesson=data.get("lesson"),
-                score=_clamp(hit.score * feedback_factor(outcome)),
+                score=_clamp(hit.score),
                 created_at=data["created_at"],
                 helped=outcome.helped,
                 not_helped=outcome.not_helped,

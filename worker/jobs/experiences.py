@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from learning_memory.shared.contracts.context import ContextKind
 from learning_memory.shared.contracts.experiences import (
     AXES,
     PERSIST_EXPERIENCE,
@@ -27,11 +28,10 @@ from learning_memory.shared.contracts.experiences import (
     point_id,
 )
 from learning_memory.shared.errors import ValidationError
-from learning_memory.shared.fix_feedback import Outcomes, feedback_factor
 from learning_memory.shared.log import get_logger
-from learning_memory.worker.capture.feedback import with_outcomes
 from learning_memory.worker.learning.decay import note_support
-from learning_memory.worker.recall.search import query_vector, recall, standing
+from learning_memory.worker.recall.hybrid import Candidate
+from learning_memory.worker.recall.search import query_vector, recall, standing, weigh_what_followed
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -246,9 +246,14 @@ async def search_experiences(run: JobRun, request: SearchExperiencesRequest) -> 
     # by the record's standing and by what followed when it was shown before (told beside it).
     # Not collapsed: two experiences alike are two episodes (auto ones met again already merge).
     # A few more than asked: one that did not help may fall behind them.
-    results = [_hit(hit.id, hit.payload, hit.score) for hit in ranked[: request.limit + FEEDBACK_SLACK]]
-    results = await with_outcomes(run.services.settings.data_dir, results)
-    weighed = [(hit.score * feedback_factor(Outcomes(hit.helped, hit.not_helped)), hit) for hit in results]
-    weighed.sort(key=lambda pair: pair[0], reverse=True)
-    results = [hit.model_copy(update={"score": score}) for score, hit in weighed[: request.limit]]
+    read: list[tuple[ContextKind, Candidate]] = [
+        ("experience", hit) for hit in ranked[: request.limit + FEEDBACK_SLACK]
+    ]
+    weighed = (await weigh_what_followed(run, read))[: request.limit]
+    results = [
+        _hit(hit.id, hit.payload, hit.score).model_copy(
+            update={"helped": outcome.helped, "not_helped": outcome.not_helped}
+        )
+        for _, hit, outcome in weighed
+    ]
     return SearchExperiencesResponse(results=results)

@@ -17,11 +17,10 @@ staleness, importance). ``fused`` is plain reciprocal rank fusion, kept as the b
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 import numpy as np
-import numpy.typing as npt
 
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.recall import keywords
@@ -61,7 +60,6 @@ class Candidate:
     lexical_rank: int | None = None
     lexical: float = 0.0  # keyword strength in [0, 1]
     score: float = 0.0  # what the list is ordered by, in [0, 1] once ranked
-    vector: npt.NDArray[np.float32] | None = field(default=None, repr=False)
 
 
 def matches(where: Filter | None, payload: dict[str, Any]) -> bool:

@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import Any
 
+from learning_memory.shared.contracts.context import ContextKind, item_id
 from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.shared.fix_feedback import NONE, Outcomes, feedback_factor
+from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.recall import keywords
 from learning_memory.worker.recall.hybrid import FUSION, Candidate, Fusion, Mode, candidates, rank
 from learning_memory.worker.recall.timeframe import Event, Period, event_in, period_in
@@ -36,7 +40,7 @@ RECENCY = 0.05
 RECENCY_DAYS = 30.0
 
 
-def standing(payload: dict[str, Any], now: float | None = None) -> float:
+def standing(payload: dict[str, Any]) -> float:
     """How much a record's source, staleness and age leave of its relevance."""
     weight = AUTO_WEIGHT if payload.get("source") == "auto" else 1.0
     stale = payload.get("stale")
@@ -45,7 +49,7 @@ def standing(payload: dict[str, Any], now: float | None = None) -> float:
     created = payload.get("created_ts")
     if isinstance(created, int | float) and not isinstance(created, bool):
         # Whole days: an answer does not change from one second to the next.
-        age_days = max((now if now is not None else time.time()) - created, 0.0) // 86_400
+        age_days = max(time.time() - created, 0.0) // 86_400
         weight *= 1.0 + RECENCY * 0.5 ** (age_days / RECENCY_DAYS)
     return weight
 
@@ -77,9 +81,37 @@ def collapse(ranked: list[Candidate], text: Callable[[dict[str, Any]], str], lim
     return out
 
 
+def context_id(kind: ContextKind, hit: Candidate) -> str:
+    """The id a hit is shown and logged by: an experience is named by its GHAP entry (the same on
+    every axis), the others by their point."""
+    return item_id(kind, str(hit.payload.get("ghap_id", hit.id)) if kind == "experience" else hit.id)
+
+
+async def weigh_what_followed(
+    run: JobRun, hits: Sequence[tuple[ContextKind, Candidate]]
+) -> list[tuple[ContextKind, Candidate, Outcomes]]:
+    """``hits`` with their helped / not-helped counts, each score times the factor of what
+    followed when it was shown before (``shared.fix_feedback``: one that did not help ranks
+    lower), best first. One read of the fix index for them all."""
+    shown = await outcomes_for(run.services.settings.data_dir, (context_id(k, h) for k, h in hits))
+    weighed = []
+    for kind, hit in hits:
+        outcome = shown.get(context_id(kind, hit), NONE)
+        weighed.append((kind, replace(hit, score=hit.score * feedback_factor(outcome)), outcome))
+    weighed.sort(key=lambda entry: entry[1].score, reverse=True)
+    return weighed
+
+
 async def query_vector(run: JobRun, query: str) -> Vector:
     vector: Vector = (await (await run.services.embedder()).embed([query]))[0]
     return vector
+
+
+class _Unasked:
+    """``recall``'s default period: not read yet."""
+
+
+UNASKED = _Unasked()
 
 
 async def recall(
@@ -93,20 +125,29 @@ async def recall(
     mode: Mode = "hybrid",
     fusion: Fusion = FUSION,
     now: datetime | None = None,
+    period: Period | _Unasked | None = UNASKED,
 ) -> list[Candidate]:
-    """Every candidate for ``query`` in ``collection`` that passes ``where``, best first."""
+    """Every candidate for ``query`` in ``collection`` that passes ``where``, best first.
+    ``period``: the time the query names when the caller has read it already (:func:`when`,
+    once for several collections), else read here."""
     store = await run.services.vectors()
     if not await store.collection_exists(collection):
         return []
     metadata = await run.services.metadata()
-    period = period_in(query, now or datetime.now(UTC))
-    event = event_in(query) if period is None else None
-    if event is not None:
-        period = await event_period(run, event)
+    if isinstance(period, _Unasked):
+        period = await when(run, query, now)
     found = await candidates(
         store, metadata, collection, query, vector, where=where, mode=mode, fusion=fusion
     )
     return rank(found, mode=mode, fusion=fusion, period=period, adjust=adjust)
+
+
+async def when(run: JobRun, query: str, now: datetime | None = None) -> Period | None:
+    """The period ``query`` names: a date or a stretch of time, or the time before or after an
+    event a stored record dates."""
+    period = period_in(query, now or datetime.now(UTC))
+    event = event_in(query) if period is None else None
+    return await event_period(run, event) if event is not None else period
 
 
 async def event_period(run: JobRun, event: Event) -> Period | None:
