@@ -14,7 +14,7 @@ CLAUDE_CODE_VERSION := 2.1.330
 CLAUDE_DIR := .tools/claude
 CLAUDE_STAMP := $(CLAUDE_DIR)/.installed-$(CLAUDE_CODE_VERSION)
 
-.PHONY: run test install redis claude-code lint typecheck bench clean
+.PHONY: run test install redis claude-code browser lint typecheck bench clean
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ $(CLAUDE_STAMP):
 	touch $@
 
 claude-code: $(CLAUDE_STAMP)
+
+# Debian's chromium and its chromedriver, for the web view's browser tests (nothing downloads a browser).
+browser:
+	@if ! command -v chromium >/dev/null || ! command -v chromedriver >/dev/null; then \
+		$(SUDO) apt-get update -qq && DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium chromium-driver; \
+	fi
 
 # Use the Redis at 127.0.0.1:6379 when it answers; else start redis-server, installing it if absent.
 redis:
@@ -73,7 +79,7 @@ typecheck: install
 	$(BIN)/mypy -p learning_memory -p tests -p bench
 
 # pytest exits 5 when it collected nothing: that is a failure here, not a pass.
-test: install redis claude-code lint typecheck
+test: install redis claude-code browser lint typecheck
 	@rm -f .coverage .coverage.*
 	@$(BIN)/pytest --cov --cov-report=term --cov-fail-under=90; rc=$$?; \
 		if [ $$rc -eq 5 ]; then echo "pytest collected no tests"; exit 1; fi; exit $$rc

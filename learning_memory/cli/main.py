@@ -1,4 +1,4 @@
-"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo | claude ACTION |
+"""``learning-memory serve | worker | call TOOL [JSON] | index PATH | status | demo | ui | claude ACTION |
 hook EVENT``.
 
 Imports are made inside each command: ``serve`` over stdio must start reading the
@@ -49,6 +49,10 @@ def _parser() -> argparse.ArgumentParser:
     hook.add_argument("event", choices=["session-start", "session-end"])
     mine = sub.add_parser("mine", help="learn from one Claude Code session's log now (idempotent)")
     mine.add_argument("log", type=Path, help="a session log under <data_dir>/capture/")
+    ui = sub.add_parser("ui", help="serve the local web view of the memory (127.0.0.1 by default)")
+    ui.add_argument("--host", default="127.0.0.1", help="bind address; not loopback only with LMS_AUTH_TOKEN")
+    ui.add_argument("--port", type=int, default=None, help="port (default $LMS_UI_PORT, else 8766)")
+    ui.add_argument("--where", action="store_true", help="only say where the view is and whether it runs")
     claude = sub.add_parser("claude", help="install or remove this checkout's Claude Code plugin")
     claude.add_argument("action", choices=["install", "uninstall"])
     claude.add_argument("--scope", choices=["user", "project", "local"], default="user")
@@ -137,6 +141,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _serve(args.transport, args.host, args.port, front)
         if args.command == "worker":
             return _worker(args.exit_when_idle, args.check)
+        if args.command == "ui":
+            from learning_memory.cli.ui import default_port, serve_ui, where
+
+            port = args.port or default_port()
+            return where(args.host, port) if args.where else serve_ui(get_settings(), args.host, port)
         if args.command == "call":
             return asyncio.run(_call(args.tool, args.arguments))
         if args.command == "status":
