@@ -44,6 +44,7 @@ def _parser() -> argparse.ArgumentParser:
     index.add_argument("--project", help="the project name (default: the directory's name)")
     index.add_argument("--no-recursive", action="store_true", help="only the directory's own files")
     sub.add_parser("status", help="mode, Redis and worker health, queue depths, folders, versions")
+    _porting_parsers(sub)
     sub.add_parser("demo", help="a scripted session over stdio (what `make run` runs)")
     hook = sub.add_parser("hook", help="what a Claude Code command hook runs (reads its JSON on stdin)")
     hook.add_argument("event", choices=["session-start", "session-end"])
@@ -57,6 +58,18 @@ def _parser() -> argparse.ArgumentParser:
     claude.add_argument("action", choices=["install", "uninstall"])
     claude.add_argument("--scope", choices=["user", "project", "local"], default="user")
     return parser
+
+
+def _porting_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    export = sub.add_parser("export", help="write memories, experiences, values and GHAP entries to a file")
+    export.add_argument("file", type=Path, nargs="?", help="the JSON Lines file to write")
+    export.add_argument("--values-md", type=Path, help="write the values alone, as Markdown, to this file")
+    export.add_argument("--project", help="only this project's items (its id, or a folder of it: .)")
+    export.add_argument("--vectors", action="store_true", help="with the vectors (importing needs no model)")
+    imp = sub.add_parser("import", help="bring an export back (idempotent: twice changes nothing)")
+    imp.add_argument("file", type=Path, nargs="?", help="a file `learning-memory export` wrote")
+    imp.add_argument("--values-md", type=Path, help="a values Markdown file: its values come as suggestions")
+    imp.add_argument("--project", help="the project importing (default: this folder's, for one project)")
 
 
 def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> int:
@@ -154,6 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             from learning_memory.cli.mine import run_mine
 
             return asyncio.run(run_mine(args.log))
+        if args.command in ("export", "import"):
+            from learning_memory.cli import porting
+
+            if args.command == "export":
+                return asyncio.run(porting.run_export(args.file, args.values_md, args.project, args.vectors))
+            return asyncio.run(porting.run_import(args.file, args.values_md, args.project))
         if args.command == "index":
             from learning_memory.cli.index import run_index
 

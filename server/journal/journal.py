@@ -246,6 +246,28 @@ class Journal:
             pending, key=lambda e: (e.resolution.resolved_at if e.resolution else e.created_at, e.created_at)
         )
 
+    def archived(self) -> list[GhapEntry]:
+        """Every archived entry, newest ``created_at`` first (what an export carries)."""
+        with self._locked(strict=False):
+            return list(self._archive.newest_first())
+
+    def import_archived(self, entry: GhapEntry, *, persist: bool) -> bool:
+        """Archive a resolved entry from an export, unless one with its id is archived already
+        (importing twice changes nothing); ``persist``: also leave it in the outbox, to be stored
+        as an experience (when the export did not carry it). True when written."""
+        if entry.resolution is None or not entry.id or "/" in entry.id or entry.id.startswith("."):
+            raise ValidationError(f"Not a resolved GHAP entry that can be archived: {entry.id!r}")
+        target = self._archive_dir / f"{entry.id}.json"
+        with self._locked(strict=False):
+            if target.exists():
+                return False
+            files.atomic_write(target, entry.model_dump_json(indent=2).encode())
+            if persist:
+                files.create_marker(self._outbox_dir / entry.id)
+            self._archive.remember(entry)
+            self._log_event("imported", entry.id)
+            return True
+
     def mark_persisted(self, ghap_id: str) -> None:
         """Remove the outbox marker (idempotent)."""
         if not ghap_id or "/" in ghap_id or ghap_id.startswith("."):

@@ -13,6 +13,7 @@ from learning_memory.shared.contracts import (
     git,
     learning,
     memory,
+    porting,
 )
 from learning_memory.shared.jobs import JobSpec
 
@@ -45,5 +46,8 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     context.EXPAND_CONTEXT,
     code.REINDEX_FILE,
     capture.MINE_SESSION,
+    porting.EXPORT_ITEMS,
+    porting.IMPORT_ITEMS,
+    porting.ADOPT_VALUES,
 )
 SPECS_BY_NAME: dict[str, JobSpec[Any, Any]] = {spec.name: spec for spec in ALL_SPECS}

@@ -9,6 +9,19 @@ from learning_memory.worker.jobs import (
     git,
     learning,
     memory,
+    porting,
+    value_suggestions,
 )
 
-__all__ = ["capture", "code", "context", "diagnostics", "experiences", "git", "learning", "memory"]
+__all__ = [
+    "capture",
+    "code",
+    "context",
+    "diagnostics",
+    "experiences",
+    "git",
+    "learning",
+    "memory",
+    "porting",
+    "value_suggestions",
+]
