@@ -59,8 +59,11 @@ _GROUP = (
 
 
 # Fixes whose code is gone since (every anchor deleted) teach nothing about the code there now:
-# no read offers them, though the index keeps them (the experience stays searchable).
-_LIVE = "AND fixes.experience_id NOT IN (SELECT experience_id FROM stale WHERE state = 'gone') "
+# no read offers them, though the index keeps them (the experience stays searchable). Nor do
+# those of an experience a person marked wrong (or merged away): state "wrong", which only
+# curation writes or clears (:meth:`FixIndex.set_curated`).
+WRONG = "wrong"
+_LIVE = "AND fixes.experience_id NOT IN (SELECT experience_id FROM stale WHERE state IN ('gone', 'wrong')) "
 
 
 def failure_text(error_type: str | None, message: str) -> str:
@@ -300,7 +303,25 @@ class FixIndex:
         return change
 
     def mark_stale(self, states: dict[str, str | None]) -> None:
-        """Note what became of experiences' code (None: as it was, or told anew)."""
+        """Note what became of experiences' code (None: as it was, or told anew); an experience
+        marked wrong stays so (its restore reads its code's state from its record)."""
+        if not states:
+            return
+        with connect(self.path) as conn:
+            create_schema(conn)
+            conn.executemany(
+                "DELETE FROM stale WHERE experience_id = ? AND state != ?",
+                [(k, WRONG) for k, s in states.items() if s is None],
+            )
+            conn.executemany(
+                "INSERT INTO stale (experience_id, state) VALUES (?, ?) ON CONFLICT (experience_id) "
+                "DO UPDATE SET state = excluded.state WHERE stale.state != ?",
+                [(key, state, WRONG) for key, state in states.items() if state is not None],
+            )
+
+    def set_curated(self, states: dict[str, str | None]) -> None:
+        """Set experiences' states as curation decides them: ``WRONG`` (no hint offers their
+        fixes), else what became of their code (None: as it was)."""
         if not states:
             return
         with connect(self.path) as conn:

@@ -26,6 +26,9 @@ def data_dir_from_env() -> Path:
 # without settings, the server's hooks and the worker's miner alike.
 CAPTURE_VAR = "LMS_CAPTURE"
 RECENT_FIXES_FILE = "recent.json"  # a project's latest fixes, for the SessionStart brief
+# What a person curated out (retired values, experiences marked wrong) for the brief to skip,
+# under the data folder; the worker rewrites it after each curation change.
+CURATED_FILE = Path("cache") / "curated.json"
 
 
 def capture_dir(data_dir: Path) -> Path:

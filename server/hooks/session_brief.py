@@ -34,7 +34,13 @@ from learning_memory.shared.context_lines import (
     one_line,
     value_line,
 )
-from learning_memory.shared.paths import RECENT_FIXES_FILE, capture_dir, capture_from_env, data_dir_from_env
+from learning_memory.shared.paths import (
+    CURATED_FILE,
+    RECENT_FIXES_FILE,
+    capture_dir,
+    capture_from_env,
+    data_dir_from_env,
+)
 
 BUDGET_TOKENS = 400
 MAX_VALUES = 3
@@ -81,7 +87,18 @@ def _active_lines(journal: Path) -> list[str]:
     return lines
 
 
-def _lesson_lines(journal: Path) -> list[str]:
+def _curated_out(data_dir: Path) -> frozenset[str]:
+    """The context ids a person set aside (values retired, experiences marked wrong): the worker
+    lists them after each curation change; the files read here may still name them."""
+    data = _read_json(data_dir / CURATED_FILE)
+    if not isinstance(data, dict):
+        return frozenset()
+    values = data.get("retired_values") or []
+    experiences = data.get("wrong_experiences") or []
+    return frozenset([*(f"val:{v}" for v in values), *(f"exp:{e}" for e in experiences)])
+
+
+def _lesson_lines(journal: Path, skip: frozenset[str] = frozenset()) -> list[str]:
     try:
         files = [e for e in os.scandir(journal / "archive") if e.name.endswith(".json") and e.is_file()]
     except OSError:
@@ -93,20 +110,23 @@ def _lesson_lines(journal: Path) -> list[str]:
         resolution = entry.get("resolution") if isinstance(entry, dict) else None
         if not isinstance(resolution, dict) or not (resolution.get("lesson") or resolution.get("root_cause")):
             continue
+        if f"exp:{entry.get('id')}" in skip:
+            continue
         lines.append(f"- [exp:{entry.get('id')}] {experience_line(entry_data(entry))}")
         if len(lines) >= MAX_LESSONS:
             break
     return lines
 
 
-def _value_lines(data_dir: Path) -> list[str]:
+def _value_lines(data_dir: Path, skip: frozenset[str] = frozenset()) -> list[str]:
     values = _read_json(data_dir / VALUES_CACHE)
     if not isinstance(values, list):
         return []
-    return [f"- [val:{v.get('id')}] {value_line(v)}" for v in values[:MAX_VALUES] if isinstance(v, dict)]
+    kept = [v for v in values if isinstance(v, dict) and f"val:{v.get('id')}" not in skip]
+    return [f"- [val:{v.get('id')}] {value_line(v)}" for v in kept[:MAX_VALUES]]
 
 
-def _fix_lines(cwd: Path, data_dir: Path) -> list[str]:
+def _fix_lines(cwd: Path, data_dir: Path, skip: frozenset[str] = frozenset()) -> list[str]:
     """Fixes captured from past sessions of this repository (any worktree), newest first; the
     miner keeps the list (``recent.json``) next to the project's session logs."""
     if not capture_from_env():
@@ -118,8 +138,7 @@ def _fix_lines(cwd: Path, data_dir: Path) -> list[str]:
         return []
     return [
         f"- [{i.get('id')}] {one_line(str(i.get('text', '')), MAX_LINE_CHARS)}"
-        for i in items[:MAX_FIXES]
-        if isinstance(i, dict)
+        for i in [i for i in items if isinstance(i, dict) and i.get("id") not in skip][:MAX_FIXES]
     ]
 
 
@@ -138,13 +157,14 @@ def _within_budget(lines: list[str], budget: int = BUDGET_TOKENS) -> list[str]:
 def brief(cwd: Path, data_dir: Path) -> str:
     journal = journal_dir(cwd)
     lines = _active_lines(journal)
-    values = _value_lines(data_dir)
+    skip = _curated_out(data_dir)
+    values = _value_lines(data_dir, skip)
     if values:
         lines += ["Validated lessons (values) from past work:", *values]
-    lessons = _lesson_lines(journal)
+    lessons = _lesson_lines(journal, skip)
     if lessons:
         lines += ["Recent lessons in this project:", *lessons]
-    fixes = _fix_lines(cwd, data_dir)
+    fixes = _fix_lines(cwd, data_dir, skip)
     if fixes:
         lines += ["Failures fixed lately in this repository (captured from sessions):", *fixes]
     if not lines:

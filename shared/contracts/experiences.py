@@ -231,6 +231,8 @@ class ExperienceHit(Contract):
     helped: int = 0
     not_helped: int = 0
     stale: Stale | None = None  # its anchored code changed or went since it was captured
+    # Marked wrong by a person (shared.contracts.curation): kept, never recalled; told only when true.
+    wrong: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class SearchExperiencesResponse(Contract):

@@ -132,11 +132,15 @@ class ValueRecord(Contract):
     project: str | None = Field(default=None, exclude_if=lambda value: value is None)
     # What became of that code since (worker.jobs.item_staleness); left out while unknown.
     stale: Stale | None = Field(default=None, exclude_if=lambda value: value is None)
+    # Retired by a person (shared.contracts.curation): kept, listed only when asked for, never
+    # injected; told only when true.
+    retired: bool = Field(default=False, exclude_if=lambda value: not value)
 
 
 class ListValuesRequest(Contract):
     axis: Axis | None = None
     limit: int = Field(default=20, ge=1, le=100)
+    include_retired: bool = False  # retired values too (curation); by default they are left out
 
 
 class ListValuesResponse(Contract):

@@ -174,6 +174,14 @@ def _hit(point: str, data: dict[str, Any], score: float) -> ExperienceHit:
     return ExperienceHit(**{**fields, "id": point, "score": min(1.0, max(0.0, score))})
 
 
+async def _marked_wrong(run: JobRun, ghap_id: str) -> bool:
+    store = await run.services.vectors()
+    full = collection_for("full")
+    if not await store.collection_exists(full):
+        return False
+    return any(record.payload.get("wrong") for record in await store.get(full, [point_id(ghap_id, "full")]))
+
+
 @job(PERSIST_EXPERIENCE)
 async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> PersistExperienceResponse:
     entry = request.entry
@@ -183,6 +191,8 @@ async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> 
     texts = axis_texts(entry, resolution)
     embedder = await run.services.embedder()
     vectors = await embedder.embed(list(texts.values()))  # one call: one batch through the model
+    # A person's verdict outlives the experience being stored again (an auto one met anew).
+    verdict = {"wrong": True} if await _marked_wrong(run, entry.id) else {}
     for (axis, _), vector in zip(texts.items(), vectors, strict=True):
         store = await run.services.collection(
             CollectionSpec(collection_for(axis), embedder.dimension, INDEXES)
@@ -190,7 +200,7 @@ async def persist_experience(run: JobRun, request: PersistExperienceRequest) -> 
         # Deterministic ids: a retried or duplicated job replaces its points, never adds more.
         await store.upsert(
             collection_for(axis),
-            [PointData(point_id(entry.id, axis), vector, payload(entry, resolution, axis))],
+            [PointData(point_id(entry.id, axis), vector, payload(entry, resolution, axis) | verdict)],
         )
         # New evidence for the values it lies close to: their weight stops decaying.
         await note_support(store, axis, entry.id, vector, entry.last_seen or resolution.resolved_at)

@@ -73,7 +73,8 @@ from learning_memory.worker.vectors.base import (
 log = get_logger(__name__)
 
 READ_PAGE = 1000  # points per read when clustering an axis
-CLUSTER_FIELDS = ("ghap_id", "weight", "confidence_tier")  # what clustering reads of a payload
+# What clustering reads of a payload ("wrong": marked so by a person, left out; worker.curation).
+CLUSTER_FIELDS = ("ghap_id", "weight", "confidence_tier", "wrong")
 
 VALUE_INDEXES: dict[str, PayloadIndexType] = {
     "axis": "keyword",
@@ -172,7 +173,11 @@ async def _read_points(store: VectorStore, collection: str) -> _Points:
             collection, limit=READ_PAGE, offset=offset, with_vectors=True, payload_fields=CLUSTER_FIELDS
         )
         offset += len(page)
-        kept = [record for record in page if record.vector is not None and record.id not in points.seen]
+        kept = [
+            record
+            for record in page
+            if record.vector is not None and record.id not in points.seen and not record.payload.get("wrong")
+        ]
         if kept:
             points.pages.append(np.asarray([record.vector for record in kept], dtype=np.float32))
         for record in kept:
@@ -347,7 +352,11 @@ async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResp
     total = await store.count(VALUES_COLLECTION, where)
     records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
     half_life = run.services.settings.value_half_life_days
-    values = [listed_value(r.id, r.payload, half_life) for r in records]
+    values = [
+        listed_value(r.id, r.payload, half_life)
+        for r in records
+        if request.include_retired or not r.payload.get("retired")
+    ]
     # What many experiences bore out lately first: an old lesson nothing repeated sinks.
     values.sort(key=lambda v: (-v.support * v.weight, -v.created_at.timestamp(), v.id))
     chosen = values[: request.limit]

@@ -126,10 +126,12 @@ async def recall(
     fusion: Fusion = FUSION,
     now: datetime | None = None,
     period: Period | _Unasked | None = UNASKED,
+    curated_out: bool = False,
 ) -> list[Candidate]:
     """Every candidate for ``query`` in ``collection`` that passes ``where``, best first.
     ``period``: the time the query names when the caller has read it already (:func:`when`,
-    once for several collections), else read here."""
+    once for several collections), else read here. ``curated_out``: those a person set aside
+    too (:func:`set_aside`)."""
     store = await run.services.vectors()
     if not await store.collection_exists(collection):
         return []
@@ -139,7 +141,15 @@ async def recall(
     found = await candidates(
         store, metadata, collection, query, vector, where=where, mode=mode, fusion=fusion
     )
+    if not curated_out:
+        found = [hit for hit in found if not set_aside(hit.payload)]
     return rank(found, mode=mode, fusion=fusion, period=period, adjust=adjust)
+
+
+def set_aside(payload: dict[str, Any]) -> bool:
+    """Whether a person took the record out of what is recalled: a value retired, an experience
+    marked wrong (``worker.curation``). Kept and readable by id; never found by a query."""
+    return bool(payload.get("retired") or payload.get("wrong"))
 
 
 async def when(run: JobRun, query: str, now: datetime | None = None) -> Period | None:
