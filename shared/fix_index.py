@@ -50,20 +50,19 @@ T = TypeVar("T")
 # still describes the code, and grouping them in SQL would sort every fix of a common type (an
 # AssertionError) on each failing run.
 CANDIDATES = 200
-_GROUP = (
-    "SELECT signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
-    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times, "
-    "(SELECT state FROM stale WHERE stale.experience_id = fixes.experience_id) AS stale FROM fixes "
-    "WHERE project = ? AND signature = ? AND files = ?"
-)
-
-
 # Fixes whose code is gone since (every anchor deleted) teach nothing about the code there now:
 # no read offers them, though the index keeps them (the experience stays searchable). Nor do
 # those of an experience a person marked wrong (or merged away): state "wrong", which only
 # curation writes or clears (:meth:`FixIndex.set_curated`).
 WRONG = "wrong"
 _LIVE = "AND fixes.experience_id NOT IN (SELECT experience_id FROM stale WHERE state IN ('gone', 'wrong')) "
+# A fix as the hooks tell it: the latest of its live fixes (the same failure and files), counted.
+_GROUP = (
+    "SELECT signature, test_id, error_type, message, files, symbols, commit_sha, commit_subject, "
+    "experience_id, worktree, MAX(fixed_at) AS fixed_at, COUNT(*) AS times, "
+    "(SELECT state FROM stale WHERE stale.experience_id = fixes.experience_id) AS stale FROM fixes "
+    f"WHERE project = ? AND signature = ? AND files = ? {_LIVE}"
+)
 
 
 def failure_text(error_type: str | None, message: str) -> str:

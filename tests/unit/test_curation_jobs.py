@@ -45,9 +45,10 @@ from learning_memory.shared.contracts.memory import (
     RetrieveMemoriesRequest,
     StoreMemoryRequest,
 )
-from learning_memory.shared.errors import NotFoundError, ValidationError
+from learning_memory.shared.errors import NotFoundError, StorageError, ValidationError
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
-from learning_memory.shared.paths import CURATED_FILE
+from learning_memory.shared.paths import CURATED_FILE, RECENT_FIXES_FILE, capture_dir
+from learning_memory.worker.curation.snapshots import encode, restore, set_fields, snapshot
 from learning_memory.worker.jobs import curation
 from learning_memory.worker.jobs.curation import (
     delete_memory_recorded,
@@ -397,3 +398,48 @@ async def test_merged_experiences_sum_their_occurrences_until_undone(run: JobRun
     assert await store.count(collection_for("full")) == 4
     [kept] = await store.get(collection_for("full"), [point_id(ids[0], "full")])
     assert kept.payload["occurrences"] == 1
+
+
+async def test_a_point_recorded_without_its_vector_is_embedded_again(run: JobRun) -> None:
+    memory = await remember(run, "Feature flags live in flags.yaml")
+    value_id = await put_value(run, "Check the flags before a release")
+    store = await run.services.vectors()
+    [point] = await store.get(MEMORIES, [memory.id], with_vectors=True)
+    snaps = [
+        {**snapshot(MEMORIES, point), "vector": None},
+        {**snapshot(VALUES_COLLECTION, (await store.get(VALUES_COLLECTION, [value_id]))[0]), "vector": None},
+    ]
+    await store.delete(MEMORIES, [memory.id])
+    await restore(run, snaps)
+    [again] = await store.get(MEMORIES, [memory.id], with_vectors=True)
+    assert again.payload == point.payload and again.vector == pytest.approx(point.vector, abs=1e-3)
+    experience = {
+        "collection": collection_for("full"),
+        "id": str(uuid.uuid4()),
+        "payload": {},
+        "vector": None,
+    }
+    with pytest.raises(StorageError, match="No vector recorded"):
+        await restore(run, [experience])
+    with pytest.raises(StorageError, match="no vector to write back"):
+        await set_fields(store, [{**snaps[0], "vector": None}], {"x": 1})
+    assert encode(None) is None
+
+
+async def test_the_projects_recent_fixes_are_written_again_without_a_wrong_one(run: JobRun) -> None:
+    entries = [ghap_entry(SAMPLES[n], n).model_copy(update={"project": PROJECT}) for n in range(2)]
+    for entry in entries:
+        await persist_experience(run, PersistExperienceRequest(entry=entry))
+    data_dir = run.services.settings.data_dir
+    index = FixIndex(fix_index_path(data_dir))
+    record(index, "s1", episode("ep1", entries[0].id, fix()), episode("ep2", entries[1].id, fix(minutes=5)))
+    index.close()
+    folder = capture_dir(data_dir) / PROJECT
+    # No session of the project mined here: no recent fixes to write again.
+    marked = await mark_experience(run, MarkExperienceRequest(id=entries[1].id, wrong=True))
+    assert not folder.exists()
+    await undo_change(run, UndoRequest(change_id=marked.change.id))
+    folder.mkdir(parents=True)
+    await mark_experience(run, MarkExperienceRequest(id=entries[1].id, wrong=True))
+    recent = json.loads((folder / RECENT_FIXES_FILE).read_text())
+    assert [item["id"] for item in recent] == [f"exp:{entries[0].id}"]

@@ -102,7 +102,9 @@ async def settle_experiences(run: JobRun, ghap_ids: Iterable[str], axes: Iterabl
     try:
         await asyncio.to_thread(index.set_curated, states)
         for project in sorted(projects):
-            await asyncio.to_thread(write_recent, index, project, capture_dir(data_dir) / project)
+            folder = capture_dir(data_dir) / project
+            if folder.is_dir():  # where the miner left the project's recent fixes, if it has
+                await asyncio.to_thread(write_recent, index, project, folder)
     finally:
         index.close()
     await write_curated(run)

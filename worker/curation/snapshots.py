@@ -1,6 +1,6 @@
 """Records as they were before a change: what the curation log keeps, and how undo puts them back.
 
-A snapshot is one point: its collection, id, payload (None: it did not exist) and vector (base64
+A snapshot is one point as it was: its collection, id, payload and vector (base64
 of little-endian float32, so JSON carries it and undo needs no model). An experience is one
 snapshot per axis it is stored on.
 """
@@ -80,21 +80,18 @@ async def restore(run: JobRun, snaps: Sequence[Snapshot], fields: Sequence[str] 
     store = await run.services.vectors()
     for snap in snaps:
         collection, point = str(snap["collection"]), str(snap["id"])
-        before: dict[str, Any] | None = snap["payload"]
-        if fields:
-            for record in await points(store, collection, [point]):
-                payload = dict(record.payload)
-                for name in fields:
-                    if before is not None and name in before:
-                        payload[name] = before[name]
-                    else:
-                        payload.pop(name, None)
-                await _put(store, collection, record.id, record.vector, payload)
-        elif before is None:
-            if await store.collection_exists(collection):
-                await store.delete(collection, [point])
-        else:
+        before: dict[str, Any] = snap["payload"]
+        if not fields:
             await store.upsert(collection, [PointData(point, await _vector(run, snap), before)])
+            continue
+        for record in await points(store, collection, [point]):
+            payload = dict(record.payload)
+            for name in fields:
+                if name in before:
+                    payload[name] = before[name]
+                else:
+                    payload.pop(name, None)
+            await _put(store, collection, record.id, record.vector, payload)
 
 
 async def set_fields(store: VectorStore, snaps: Sequence[Snapshot], fields: dict[str, Any]) -> None:
