@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,9 +25,11 @@ from typing import Any
 
 from learning_memory.cli.export_file import CheckedFile, ExportWriter, check_file, read_lines
 from learning_memory.cli.values_markdown import parse_values, render_values
+from learning_memory.server.journal.files import atomic_write
 from learning_memory.server.journal.journal import Journal
 from learning_memory.server.transport import Transport
 from learning_memory.server.value_suggestions import keep_suggestions, suggestions_path
+from learning_memory.shared.contracts.experiences import GhapEntry
 from learning_memory.shared.contracts.porting import (
     ADOPT_VALUES,
     EXPORT_ITEMS,
@@ -37,10 +40,12 @@ from learning_memory.shared.contracts.porting import (
     AdoptValuesRequest,
     ExportHeader,
     ExportItemsRequest,
+    ExportItemsResponse,
     ExportLine,
     GhapLine,
     ImportItemsRequest,
     StoredItem,
+    StoredKind,
     ValueLine,
     ValueSuggestion,
     suggestion_id,
@@ -71,53 +76,136 @@ def resolve_project(value: str | None) -> str | None:
 # --- export ---------------------------------------------------------------------------
 
 
+class _Reader:
+    """Pages of one kind's records through ``export_items``, noting the model and the vectors' size."""
+
+    def __init__(self, jobs: Transport, with_vectors: bool, model: str) -> None:
+        self.jobs = jobs
+        self.with_vectors = with_vectors
+        self.model = model
+        self.dimension: int | None = None
+
+    async def _run(self, request: ExportItemsRequest) -> ExportItemsResponse:
+        page = await self.jobs.run(EXPORT_ITEMS, request, budget_s=EXPORT_ITEMS.timeout_s)
+        self.model, self.dimension = page.embedding_model, page.dimension or self.dimension
+        return page
+
+    async def pages(self, kind: StoredKind, project: str | None = None) -> AsyncIterator[list[StoredItem]]:
+        offset: int | None = 0
+        while offset is not None:
+            request = ExportItemsRequest(
+                kind=kind, project=project, offset=offset, limit=PAGE, with_vectors=self.with_vectors
+            )
+            page = await self._run(request)
+            yield page.items
+            offset = page.next_offset
+
+    async def experiences(self, ghap_ids: list[str]) -> AsyncIterator[list[StoredItem]]:
+        for start in range(0, len(ghap_ids), PAGE):
+            chosen = ghap_ids[start : start + PAGE]
+            request = ExportItemsRequest(kind="experience", ghap_ids=chosen, with_vectors=self.with_vectors)
+            yield (await self._run(request)).items
+
+
+def _members(value: ValueLine) -> list[str]:
+    try:
+        found = json.loads(str(value.payload.get("member_ghap_ids") or "[]"))
+    except ValueError:
+        return []
+    return [str(item) for item in found] if isinstance(found, list) else []
+
+
+def _of_project(value: ValueLine, project: str, experiences: set[str]) -> bool:
+    """A value is a project's when it is anchored there, or, anchored nowhere, when most of the
+    experiences it was validated against are that project's."""
+    owner = value.payload.get("project")
+    if owner is not None:
+        return bool(owner == project)
+    members = _members(value)
+    return bool(members) and 2 * sum(member in experiences for member in members) > len(members)
+
+
+def _entries(journal: Journal, project: str | None, journal_project: str | None) -> list[GhapEntry]:
+    """The archive's entries of ``project``: the agent's own carry none, and are the project's
+    whose folder the journal is in (``journal_project``)."""
+    return [
+        entry
+        for entry in journal.archived()
+        if project is None
+        or entry.project == project
+        or (entry.project is None and project == journal_project)
+    ]
+
+
 async def export_store(
-    jobs: Transport, journal: Journal, target: Path, *, project: str | None, with_vectors: bool, model: str
+    jobs: Transport,
+    journal: Journal,
+    target: Path,
+    *,
+    project: str | None,
+    with_vectors: bool,
+    model: str,
+    journal_project: str | None = None,
 ) -> ExportHeader:
-    """Write the store's records (and the journal's archive) of ``project`` (None: all) to ``target``."""
-    dimension: int | None = None
+    """Write the store's records and the journal's archive, of ``project`` (None: all), to ``target``."""
+    reader = _Reader(jobs, with_vectors, model)
     with ExportWriter(target) as writer:
-        for kind in STORED_KINDS:
-            offset: int | None = 0
-            while offset is not None:
-                request = ExportItemsRequest(
-                    kind=kind,
-                    project=project,
-                    offset=offset,
-                    limit=PAGE,
-                    with_vectors=with_vectors,
-                )
-                page = await jobs.run(EXPORT_ITEMS, request, budget_s=EXPORT_ITEMS.timeout_s)
-                for item in page.items:
+        async for items in reader.pages("memory", project):
+            for item in items:
+                writer.write(item)
+        exported: set[str] = set()
+        entries = await asyncio.to_thread(_entries, journal, project, journal_project)
+        async for items in reader.pages("experience", project):
+            for item in items:
+                writer.write(item)
+                exported.add(item.id)
+        if project is not None:  # the agent's own experiences, as its journal names them
+            async for items in reader.experiences([e.id for e in entries if e.id not in exported]):
+                for item in items:
                     writer.write(item)
-                model, dimension = page.embedding_model, page.dimension or dimension
-                offset = page.next_offset
-            _say(f"export: {writer.counts[kind]} {PLURAL[kind]}")
-        for entry in await asyncio.to_thread(journal.archived):
-            if project is None or entry.project == project:
-                writer.write(GhapLine(entry=entry))
+                    exported.add(item.id)
+        async for items in reader.pages("value"):  # few: all read, a project's chosen here
+            for item in items:
+                if project is None or (isinstance(item, ValueLine) and _of_project(item, project, exported)):
+                    writer.write(item)
+        for entry in entries:
+            writer.write(GhapLine(entry=entry))
         header = ExportHeader(
             exported_at=datetime.now(UTC),
             project=project,
-            embedding_model=model,
-            dimension=dimension,
+            embedding_model=reader.model,
+            dimension=reader.dimension,
             counts=dict(writer.counts),
         )
         await asyncio.to_thread(writer.commit, header)
+    _say(f"export: {', '.join(f'{n} {PLURAL[k]}' for k, n in header.counts.items())}")
     return header
 
 
-async def export_values_markdown(jobs: Transport, target: Path, *, project: str | None, model: str) -> int:
+async def export_values_markdown(
+    jobs: Transport,
+    journal: Journal,
+    target: Path,
+    *,
+    project: str | None,
+    model: str,
+    journal_project: str | None = None,
+) -> int:
+    reader = _Reader(jobs, False, model)
+    experiences: set[str] = set()
+    if project is not None:
+        entries = await asyncio.to_thread(_entries, journal, project, journal_project)
+        experiences = {entry.id for entry in entries}
+        async for items in reader.pages("experience", project):
+            experiences.update(item.id for item in items)
     values: list[ValueLine] = []
-    offset: int | None = 0
-    while offset is not None:
-        request = ExportItemsRequest(kind="value", project=project, offset=offset, limit=PAGE)
-        page = await jobs.run(EXPORT_ITEMS, request, budget_s=EXPORT_ITEMS.timeout_s)
-        values += [item for item in page.items if isinstance(item, ValueLine)]
-        offset, model = page.next_offset, page.embedding_model
-    text = render_values(values, project=project, model=model, now=datetime.now(UTC))
-    from learning_memory.server.journal.files import atomic_write
-
+    async for items in reader.pages("value"):
+        values += [
+            item
+            for item in items
+            if isinstance(item, ValueLine) and (project is None or _of_project(item, project, experiences))
+        ]
+    text = render_values(values, project=project, model=reader.model, now=datetime.now(UTC))
     await asyncio.to_thread(atomic_write, target, text.encode())
     return len(values)
 
@@ -285,20 +373,28 @@ async def run_export(file: Path | None, values_md: Path | None, project: str | N
         raise ValidationError(f"export: no folder {target.parent} to write {target.name} in")
     settings = get_settings()
     scope = resolve_project(project)
+    # The agent's own GHAP entries carry no project: this folder's journal holds this folder's.
+    here = resolve_project(".") if scope is not None else None
     jobs = await create_transport(settings, in_process_executor)
+    journal = Journal(settings.journal_dir, session_id="export")
     try:
         if markdown:
-            count = await export_values_markdown(jobs, target, project=scope, model=settings.embedding_model)
-            print(json.dumps({"file": str(target), "values": count}))
-            return 0
-        journal = Journal(settings.journal_dir, session_id="export")
-        try:
-            header = await export_store(
-                jobs, journal, target, project=scope, with_vectors=vectors, model=settings.embedding_model
+            count = await export_values_markdown(
+                jobs, journal, target, project=scope, model=settings.embedding_model, journal_project=here
             )
-        finally:
-            journal.close()
+            print(json.dumps({"file": str(target), "project": scope, "values": count}))
+            return 0
+        header = await export_store(
+            jobs,
+            journal,
+            target,
+            project=scope,
+            with_vectors=vectors,
+            model=settings.embedding_model,
+            journal_project=here,
+        )
     finally:
+        journal.close()
         await jobs.close()
     print(json.dumps({"file": str(target), "project": scope, "counts": header.counts}))
     return 0

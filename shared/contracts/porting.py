@@ -166,6 +166,9 @@ class ExportItemsRequest(Contract):
     offset: int = Field(default=0, ge=0)
     limit: int = Field(default=200, ge=1, le=MAX_PAGE)
     with_vectors: bool = False
+    # Experiences only: these (by GHAP id), whatever their project, in one page (offset ignored).
+    # The agent's own entries carry no project; its journal (in the project's folder) says whose.
+    ghap_ids: list[str] | None = Field(default=None, max_length=MAX_PAGE)
 
 
 class ExportItemsResponse(Contract):

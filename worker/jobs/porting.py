@@ -111,15 +111,21 @@ async def export_items(run: JobRun, request: ExportItemsRequest) -> ExportItemsR
     model = run.services.settings.embedding_model
     if not await store.collection_exists(collection):
         return ExportItemsResponse(items=[], next_offset=None, total=0, embedding_model=model, dimension=None)
-    where = Filter((MatchValue("project", request.project),) if request.project else ())
-    total = await store.count(collection, where)
-    page = await store.scroll(
-        collection,
-        limit=request.limit,
-        offset=request.offset,
-        filter=where,
-        with_vectors=request.with_vectors,
-    )
+    if request.kind == "experience" and request.ghap_ids is not None:
+        ids = [point_id(ghap_id, "full") for ghap_id in request.ghap_ids]
+        page = await store.get(collection, ids, with_vectors=request.with_vectors)
+        total, more = len(page), False
+    else:
+        where = Filter((MatchValue("project", request.project),) if request.project else ())
+        total = await store.count(collection, where)
+        page = await store.scroll(
+            collection,
+            limit=request.limit,
+            offset=request.offset,
+            filter=where,
+            with_vectors=request.with_vectors,
+        )
+        more = len(page) == request.limit
     items: list[StoredItem]
     if request.kind == "experience":
         items = await _experience_lines(store, page, request.with_vectors)
@@ -127,7 +133,6 @@ async def export_items(run: JobRun, request: ExportItemsRequest) -> ExportItemsR
         line = MemoryLine if request.kind == "memory" else ValueLine
         items = [line(**_point(record).model_dump()) for record in page]
     dimension = next((len(r.vector) for r in page if r.vector is not None), None)
-    more = len(page) == request.limit
     return ExportItemsResponse(
         items=items,
         next_offset=request.offset + len(page) if more else None,
