@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from learning_memory.shared.contracts import (
+    browse,
     capture,
     code,
     context,
@@ -47,6 +48,10 @@ ALL_SPECS: tuple[JobSpec[Any, Any], ...] = (
     context.EXPAND_CONTEXT,
     code.REINDEX_FILE,
     capture.MINE_SESSION,
+    browse.BROWSE_EXPERIENCES,
+    browse.CLUSTER_MAP,
+    browse.AUDIT,
+    browse.OVERVIEW,
     curation.UPDATE_MEMORY,
     curation.DELETE_MEMORY_RECORDED,
     curation.SET_VALUE_STATE,

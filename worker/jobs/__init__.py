@@ -1,6 +1,7 @@
 """Job implementations; importing this package registers them all."""
 
 from learning_memory.worker.jobs import (
+    browse,
     capture,
     code,
     context,
@@ -16,6 +17,7 @@ from learning_memory.worker.jobs import (
 )
 
 __all__ = [
+    "browse",
     "capture",
     "code",
     "context",
