@@ -11,6 +11,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from learning_memory.composition import in_process_executor
 from learning_memory.server.journal.journal import Journal
 from learning_memory.server.transport import Transport, create_transport
@@ -137,3 +139,15 @@ async def answers(where: Place) -> dict[str, Any]:
             found[f"{axis}: {query}"] = ranked(done.results)
     found["values"] = await where.jobs.run(LIST_VALUES, ListValuesRequest(), budget_s=BUDGET_S)
     return found
+
+
+def assert_same_answers(before: dict[str, Any], after: dict[str, Any]) -> None:
+    """The same hits in the same order, scores equal but for the model's float noise (a text
+    embedded alone and in a batch differ in the eighth decimal)."""
+    assert before.keys() == after.keys()
+    for key, hits in before.items():
+        if not isinstance(hits, list):
+            assert after[key] == hits, key
+            continue
+        assert [{**h, "score": 0} for h in after[key]] == [{**h, "score": 0} for h in hits], key
+        assert [h["score"] for h in after[key]] == pytest.approx([h["score"] for h in hits], abs=1e-6), key
