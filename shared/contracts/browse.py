@@ -197,6 +197,7 @@ class ProjectCounts(Contract):
     experiences_auto: int
     values: int
     stale: int  # memories, experiences and values whose anchored code changed or went
+    set_aside: int = 0  # values retired and experiences marked wrong by a person (curation)
 
 
 class SessionSummary(Contract):

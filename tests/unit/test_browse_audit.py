@@ -17,7 +17,9 @@ from learning_memory.shared.contracts.browse import (
     AUDIT,
     CLUSTER_MAP,
     AuditRequest,
+    BrowseExperiencesRequest,
     ClusterMapRequest,
+    OverviewRequest,
 )
 from learning_memory.shared.contracts.context import item_id
 from learning_memory.shared.contracts.experiences import (
@@ -31,7 +33,7 @@ from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.worker.browse.cluster_map import layouts
 from learning_memory.worker.browse.duplicates import groups
 from learning_memory.worker.browse.value_clusters import member_ids
-from learning_memory.worker.jobs.browse import audit, cluster_map
+from learning_memory.worker.jobs.browse import audit, browse_experiences, cluster_map, overview
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience
 from learning_memory.worker.jobs.learning import clustering, get_clusters, store_value
 from learning_memory.worker.registry import execute
@@ -245,3 +247,25 @@ async def test_an_empty_store_audits_clean_and_maps_nothing(run: JobRun) -> None
 
 def _ids(stored: list[GhapEntry], project: str) -> set[str]:
     return {e.id for e in stored if e.project == project}
+
+
+async def test_what_a_person_set_aside_is_left_out_of_the_audit_but_browsable(
+    run: JobRun, stored: list[GhapEntry]
+) -> None:
+    twin = entry(SAMPLES, 4).model_copy(update={"id": "ghap_twin"})
+    await persist_experience(run, PersistExperienceRequest(entry=twin))
+    value = await typical_value(run, stored)
+    await set_payload(run, VALUES_COLLECTION, value, retired=True, clustering_id="old", member_ghap_ids="[]")
+    wrong = point_id("ghap_twin", "full")
+    await set_payload(run, collection_for("full"), wrong, wrong=True, stale="changed")
+
+    report = await audit(run, AuditRequest())
+    assert "ghap_twin" not in {i.id for g in report.duplicate_experiences.groups for i in g.items}
+    assert report.stale.total == 0 and report.moved_values.values == []
+    never = report.never_injected
+    assert never.total == len(stored) and value not in {i.id for i in never.items}
+    counts = {c.project: c for c in (await overview(run, OverviewRequest())).projects}
+    assert counts["repo-a"].set_aside == 1 and counts[None].set_aside == 1  # the value has no project
+    # Browsing still finds it, with its flag.
+    found = await browse_experiences(run, BrowseExperiencesRequest(query=twin.goal, limit=3))
+    assert any(hit.ghap_id == "ghap_twin" and hit.wrong for hit in found.results)

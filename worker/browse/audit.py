@@ -5,7 +5,6 @@ told with its total."""
 from __future__ import annotations
 
 import asyncio
-from datetime import UTC, datetime
 
 from learning_memory.shared.contracts.browse import (
     AuditItem,
@@ -22,7 +21,6 @@ from learning_memory.shared.contracts.learning import cluster_id
 from learning_memory.worker.browse.duplicates import duplicate_list
 from learning_memory.worker.browse.records import (
     COLLECTIONS,
-    ITEM_FIELDS,
     all_records,
     audit_item,
     project_filter,
@@ -30,54 +28,57 @@ from learning_memory.worker.browse.records import (
 )
 from learning_memory.worker.browse.shown import ever_shown
 from learning_memory.worker.browse.value_clusters import value_standings
+from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.services import JobRun
-from learning_memory.worker.vectors.base import MatchAny
+from learning_memory.worker.vectors.base import MatchAny, Record
 
 STALE = MatchAny("stale", ("changed", "gone"))
 
 
-async def stale_items(run: JobRun, project: str | None, limit: int) -> ItemList:
-    """Records whose anchored code changed or went since they were stored, newest first."""
+# What the lists read of every record: enough to choose; the chosen are then read whole.
+CHOOSE_FIELDS = ("ghap_id", "created_ts", "retired", "wrong")
+Found = tuple[float, ContextKind, str]  # created_ts, kind, point id
+
+
+async def _chosen(run: JobRun, found: list[Found], limit: int, newest_first: bool) -> ItemList:
+    """The first ``limit`` of ``found`` by age, read whole, and how many there were."""
+    found.sort(key=lambda entry: (-entry[0] if newest_first else entry[0], entry[2]))
     store = await run.services.vectors()
-    where = project_filter(project, STALE)
-    found: list[AuditItem] = []
-    total = 0
+    items: dict[str, AuditItem] = {}
     for kind, collection in COLLECTIONS.items():
-        if not await store.collection_exists(collection):
-            continue
-        total += await store.count(collection, where)
-        page = await store.scroll(
-            collection, limit=limit, filter=where, order_by="created_ts", payload_fields=ITEM_FIELDS
-        )
-        found += [audit_item(kind, record) for record in page]
-    found.sort(key=_newest_first)
-    return ItemList(items=found[:limit], total=total)
+        ids = [point for _, k, point in found[:limit] if k == kind]
+        for record in await store.get(collection, ids) if ids else []:
+            items[record.id] = audit_item(kind, record)
+    return ItemList(items=[items[point] for _, _, point in found[:limit] if point in items], total=len(found))
 
 
-def _newest_first(item: AuditItem) -> tuple[bool, float, str]:
-    return (item.created_at is None, -(item.created_at.timestamp() if item.created_at else 0.0), item.id)
+def _stamp(record: Record) -> float:
+    stamp = record.payload.get("created_ts")
+    return float(stamp) if isinstance(stamp, int | float) else 0.0
+
+
+async def stale_items(run: JobRun, project: str | None, limit: int) -> ItemList:
+    """Records whose anchored code changed or went since they were stored, newest first (those a
+    person set aside left out: dealt with)."""
+    store = await run.services.vectors()
+    found: list[Found] = []
+    for kind, collection in COLLECTIONS.items():
+        records = await all_records(store, collection, project_filter(project, STALE), CHOOSE_FIELDS)
+        found += [(_stamp(r), kind, r.id) for r in records if not set_aside(r.payload)]
+    return await _chosen(run, found, limit, newest_first=True)
 
 
 async def never_injected(run: JobRun, project: str | None, limit: int) -> ItemList:
     """Records never shown to the agent as far as the feedback and the kept session logs tell,
-    oldest first (the longest unused)."""
+    oldest first (the longest unused); those set aside are never shown by design, left out."""
     shown = await asyncio.to_thread(ever_shown, run.services.settings.data_dir, project)
     store = await run.services.vectors()
-    unseen: list[tuple[float, ContextKind, str]] = []
+    found: list[Found] = []
     for kind, collection in COLLECTIONS.items():
-        for record in await all_records(
-            store, collection, project_filter(project), ("ghap_id", "created_ts")
-        ):
-            if item_id(kind, record_key(kind, record)) not in shown:
-                stamp = record.payload.get("created_ts")
-                unseen.append((float(stamp) if isinstance(stamp, int | float) else 0.0, kind, record.id))
-    unseen.sort()
-    found: list[AuditItem] = []
-    for kind, collection in COLLECTIONS.items():
-        ids = [point for _, k, point in unseen[:limit] if k == kind]
-        found += [audit_item(kind, record) for record in await store.get(collection, ids)] if ids else []
-    found.sort(key=lambda i: (i.created_at or datetime.min.replace(tzinfo=UTC), i.id))
-    return ItemList(items=found, total=len(unseen))
+        for record in await all_records(store, collection, project_filter(project), CHOOSE_FIELDS):
+            if item_id(kind, record_key(kind, record)) not in shown and not set_aside(record.payload):
+                found.append((_stamp(record), kind, record.id))
+    return await _chosen(run, found, limit, newest_first=False)
 
 
 async def moved_values(run: JobRun, project: str | None, limit: int) -> MovedValues:
@@ -89,7 +90,7 @@ async def moved_values(run: JobRun, project: str | None, limit: int) -> MovedVal
         standings = await value_standings(run, axis, project)
         checked += len(standings)
         for standing in standings:
-            if standing.holds:
+            if standing.holds or set_aside(standing.record.payload):
                 continue
             data = standing.record.payload
             moved.append(
@@ -106,7 +107,7 @@ async def moved_values(run: JobRun, project: str | None, limit: int) -> MovedVal
                     reason=standing.reason,
                 )
             )
-    moved.sort(key=lambda m: _newest_first(m.value))
+    moved.sort(key=lambda m: (-(m.value.created_at.timestamp() if m.value.created_at else 0.0), m.value.id))
     return MovedValues(values=moved[:limit], total=len(moved), checked=checked)
 
 

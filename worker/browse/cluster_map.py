@@ -34,6 +34,7 @@ from learning_memory.worker.jobs.learning import _read_points, clustering
 from learning_memory.worker.learning.cache import Clustering
 from learning_memory.worker.learning.clusterer import normalise
 from learning_memory.worker.learning.layout import PCA_DIMENSIONS, layout_apart
+from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.services import JobRun, WorkerServices
 from learning_memory.worker.vectors.base import Record
 
@@ -153,7 +154,7 @@ async def cluster_map(run: JobRun, request: ClusterMapRequest) -> ClusterMapResp
     shown = {point.id: point for point in points}
     values: dict[int, list[MapValue]] = {}
     for standing in await value_standings(run, request.axis):
-        if standing.holds and standing.label is not None:
+        if standing.holds and standing.label is not None and not set_aside(standing.record.payload):
             state = "current" if standing.state == "current" else "fits"
             text = str(standing.record.payload.get("text", ""))
             values.setdefault(standing.label, []).append(

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from learning_memory.shared.contracts.browse import AuditItem, DuplicateGroup, DuplicateList, DuplicatePair
+from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.vectors.base import Filter, Record, VectorStore
 
 NEIGHBOURS = 5  # per record: a group larger than this is still joined through its members
@@ -93,25 +94,26 @@ async def duplicate_list(
 ) -> DuplicateList:
     """The groups of near-duplicates, most similar first, each record shown by ``item``."""
     pairs = await similar_pairs(store, collection, where, bar, scan_limit)
-    found = groups(pairs.similar)
+    paired = sorted({point for pair in pairs.similar for point in pair})
+    records = {record.id: record for record in await store.get(collection, paired)} if paired else {}
+    # Those a person set aside (a value retired, an experience marked wrong) are dealt with; one
+    # deleted while we looked is gone.
+    kept = {point for point, record in records.items() if not set_aside(record.payload)}
+    similar = {pair: score for pair, score in pairs.similar.items() if pair[0] in kept and pair[1] in kept}
+    found = groups(similar)
     chosen = found[:limit]
-    ids = [point for group in chosen for point in group]
-    records = {record.id: record for record in await store.get(collection, ids)} if ids else {}
     listed = []
     for group in chosen:
-        present = [point for point in group if point in records]
-        if len(present) < 2:  # deleted while we looked
-            continue
-        items = {point: item(records[point]) for point in present}
+        items = {point: item(records[point]) for point in group}
         inside = sorted(
-            ((a, b, s) for (a, b), s in pairs.similar.items() if a in items and b in items),
+            ((a, b, score) for (a, b), score in similar.items() if a in items and b in items),
             key=lambda pair: (-pair[2], pair[0], pair[1]),
         )
         listed.append(
             DuplicateGroup(
                 items=sorted(items.values(), key=lambda i: (i.created_at is None, i.created_at, i.id)),
                 pairs=[DuplicatePair(a=items[a].id, b=items[b].id, similarity=s) for a, b, s in inside],
-                similarity=inside[0][2] if inside else 0.0,
+                similarity=inside[0][2],
             )
         )
     return DuplicateList(groups=listed, total=len(found), scanned=pairs.scanned, records=pairs.records)

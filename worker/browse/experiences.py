@@ -84,8 +84,16 @@ async def _search(
         return BrowseExperiencesResponse(results=[], total=0, offset=request.offset, searched=True)
     depth = min(max(FUSION.depth, request.offset + request.limit), MAX_SEARCH_DEPTH)
     vector = await query_vector(run, query)
+    # Those a person set aside (marked wrong) too: browsing shows them, with their flag.
     ranked = await recall(
-        run, collection, query, vector, where=where, adjust=standing, fusion=replace(FUSION, depth=depth)
+        run,
+        collection,
+        query,
+        vector,
+        where=where,
+        adjust=standing,
+        fusion=replace(FUSION, depth=depth),
+        curated_out=True,
     )
     # Ranked as search_experiences ranks: relevance by meaning and words, weighed by standing and
     # by what followed when shown before; the whole list at once, so pages never overlap.

@@ -37,10 +37,11 @@ from learning_memory.worker.browse.shown import (
     shown_with_outcome,
 )
 from learning_memory.worker.jobs.code import list_indexed_projects
+from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.services import JobRun
 
 PROMPT_CHARS = 160
-COUNT_FIELDS = ("project", "source", "stale")
+COUNT_FIELDS = ("project", "source", "stale", "retired", "wrong")
 
 
 async def project_counts(run: JobRun, project: str | None) -> list[ProjectCounts]:
@@ -58,6 +59,8 @@ async def project_counts(run: JobRun, project: str | None) -> list[ProjectCounts
                 tally[f"experience_{data.get('source') or 'agent'}"] += 1
             if data.get("stale") in ("changed", "gone"):
                 tally["stale"] += 1
+            if set_aside(data):
+                tally["set_aside"] += 1
     found = [
         ProjectCounts(
             project=name,
@@ -67,6 +70,7 @@ async def project_counts(run: JobRun, project: str | None) -> list[ProjectCounts
             experiences_auto=tally["experience_auto"],
             values=tally["value"],
             stale=tally["stale"],
+            set_aside=tally["set_aside"],
         )
         for name, tally in counts.items()
     ]

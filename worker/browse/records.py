@@ -26,7 +26,6 @@ COLLECTIONS: dict[ContextKind, str] = {
     "value": VALUES_COLLECTION,
 }
 TEXT_FIELDS: dict[ContextKind, str] = {"memory": "content", "experience": "goal", "value": "text"}
-ITEM_FIELDS = ("ghap_id", "content", "goal", "text", "created_ts", "project", "stale")
 
 
 def project_filter(project: str | None, *more: Condition) -> Filter:

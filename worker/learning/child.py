@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import io
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -21,6 +22,7 @@ import numpy.typing as npt
 from learning_memory.shared.errors import InternalError
 
 STDERR_TAIL = 2_000  # characters of a failed child's stderr told in the error
+THREAD_VARS = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
 
 
 def to_bytes(array: np.ndarray) -> bytes:
@@ -34,9 +36,15 @@ def from_bytes(data: bytes) -> npt.NDArray[Any]:
     return array
 
 
-async def through_child(module: str, args: list[str], array: np.ndarray, what: str) -> npt.NDArray[Any]:
+async def through_child(
+    module: str, args: list[str], array: np.ndarray, what: str, *, threads: int | None = None
+) -> npt.NDArray[Any]:
     """What ``python -m module *args`` answers to ``array``; InternalError if it fails (``what``
-    names it in the message)."""
+    names it in the message). ``threads``: the child's native thread pools (OpenMP, BLAS) held to
+    that many, else the libraries' default (every core)."""
+    env = None
+    if threads is not None:
+        env = {**os.environ, **{name: str(threads) for name in THREAD_VARS}}
     child = await asyncio.create_subprocess_exec(
         sys.executable,
         "-m",
@@ -45,6 +53,7 @@ async def through_child(module: str, args: list[str], array: np.ndarray, what: s
         stdin=asyncio.subprocess.PIPE,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
+        env=env,
     )
     out, err = await child.communicate(to_bytes(array))
     if child.returncode != 0:

@@ -36,6 +36,10 @@ SEED = 0
 # neighbours, but the members of a loose cluster that hdbscan joined may have closer neighbours
 # elsewhere and scatter; drawn halfway, each cluster shows as one group, and its spread still shows.
 PULL = 0.5
+# t-SNE's gradient runs on OpenMP threads. On two cores shared with anything else (the worker's
+# other jobs, a test run) two threads spin against each other: 5,000 points took 13-16 s with two
+# and 5.6 s with one, measured side by side; one also leaves a core to the searches meanwhile.
+THREADS = 1
 
 
 def scaled(coords: Matrix) -> Matrix:
@@ -102,7 +106,8 @@ async def layout_apart(
     """:func:`layout` of normalised ``vectors`` (n × d), run in a child process; with their
     cluster ``labels``, each cluster drawn together first (:func:`pull_together`)."""
     points = await asyncio.to_thread(_prepared, vectors, labels, dimensions)
-    coords: Matrix = (await through_child(__name__, [], points, "layout")).astype(np.float64)
+    found = await through_child(__name__, [], points, "layout", threads=THREADS)
+    coords: Matrix = found.astype(np.float64)
     return coords
 
 
