@@ -36,7 +36,7 @@ BENCHMARKS: tuple[str, ...] = (
     "runs",
 )
 # Offered as subcommands but left out of `all`: they need inputs from outside this repository.
-ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "capture", "scale", "recall", "porting")
+ON_DEMAND: tuple[str, ...] = ("semble", "ranking", "capture", "scale", "recall", "ui", "porting")
 
 
 class Benchmark(Protocol):

@@ -7,6 +7,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+import pydantic
 import structlog
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -21,7 +22,7 @@ from learning_memory.server.ui.access import TokenGate, new_form_token, require_
 from learning_memory.server.ui.app_state import UiState
 from learning_memory.server.ui.journal_view import JournalView
 from learning_memory.server.ui.render import error_page
-from learning_memory.shared.errors import InternalError, LmsError
+from learning_memory.shared.errors import InternalError, LmsError, ValidationError
 from learning_memory.shared.jobs import ExecutorFactory
 from learning_memory.shared.settings import Settings
 
@@ -31,6 +32,12 @@ log = structlog.get_logger(__name__)
 async def _lms_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, LmsError)
     return error_page(request, exc)
+
+
+async def _invalid(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, pydantic.ValidationError)
+    details = "; ".join(f"{'.'.join(map(str, e['loc'])) or 'input'}: {e['msg']}" for e in exc.errors())
+    return error_page(request, ValidationError(details))
 
 
 async def _unexpected(request: Request, exc: Exception) -> Response:
@@ -62,7 +69,13 @@ def ui_app(settings: Settings, executor: ExecutorFactory | None, host: str = "12
             Route("/{rest:path}", pages.not_found, methods=["GET", "POST"]),
         ],
         lifespan=lifespan,
-        exception_handlers={LmsError: _lms_error, Exception: _unexpected, 404: pages.not_found_handler},
+        exception_handlers={
+            LmsError: _lms_error,
+            pydantic.ValidationError: _invalid,
+            Exception: _unexpected,
+            404: pages.not_found_handler,
+            405: pages.not_allowed_handler,
+        },
     )
     app.state.ui = state
     return TokenGate(app, token) if token else app

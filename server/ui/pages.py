@@ -2,25 +2,31 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any, get_args
 
-from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from learning_memory.server.ui import params
 from learning_memory.server.ui.app_state import run_job, ui_state
-from learning_memory.server.ui.render import page
+from learning_memory.server.ui.render import error_page, page
+from learning_memory.shared.contracts.browse import (
+    AUDIT,
+    BROWSE_EXPERIENCES,
+    OVERVIEW,
+    AuditRequest,
+    BrowseExperiencesRequest,
+    OverviewRequest,
+)
 from learning_memory.shared.contracts.code import LIST_PROJECTS, ListProjectsRequest
+from learning_memory.shared.contracts.curation import LIST_CHANGES, ListChangesRequest
 from learning_memory.shared.contracts.experiences import (
     AXES,
-    SEARCH_EXPERIENCES,
     Axis,
     Domain,
     OutcomeStatus,
-    SearchExperiencesRequest,
+    Source,
 )
 from learning_memory.shared.contracts.learning import (
     GET_CLUSTERS,
@@ -36,24 +42,20 @@ from learning_memory.shared.contracts.memory import (
     ListMemoriesRequest,
     RetrieveMemoriesRequest,
 )
-from learning_memory.shared.errors import LmsError, NotFoundError
+from learning_memory.shared.errors import LmsError, NotFoundError, ValidationError
 
 PAGE_SIZE = 50
 
 
 async def overview(request: Request) -> Response:
-    memories, values, projects = await asyncio.gather(
-        run_job(request, LIST_MEMORIES, ListMemoriesRequest(limit=5, offset=0)),
-        run_job(request, LIST_VALUES, ListValuesRequest(limit=5)),
-        run_job(request, LIST_PROJECTS, ListProjectsRequest()),
-    )
+    project = params.text(request.query_params, "project", 300)
+    found = await run_job(request, OVERVIEW, OverviewRequest(project=project, sessions=10, injections=20))
     entries = ui_state(request).journal.entries()
     return page(
         request,
         "overview.html",
-        memories=memories,
-        values=values,
-        projects=projects.projects,
+        found=found,
+        project=project or "",
         ghap_total=len(entries),
         ghap_latest=entries[:5],
         journal_root=ui_state(request).journal.root,
@@ -85,28 +87,31 @@ async def ghap_entry(request: Request) -> Response:
 async def experiences(request: Request) -> Response:
     query = request.query_params
     search = params.text(query, "q", 1000)
-    axis: Axis = params.choice(query, "axis", Axis) or "full"
-    outcome: OutcomeStatus | None = params.choice(query, "outcome", OutcomeStatus)
-    domain: Domain | None = params.choice(query, "domain", Domain)
-    hits: list[Any] = []
-    if search:
-        found = await run_job(
-            request,
-            SEARCH_EXPERIENCES,
-            SearchExperiencesRequest(query=search, axis=axis, outcome=outcome, domain=domain, limit=50),
-        )
-        hits = found.results
+    browse = BrowseExperiencesRequest(
+        query=search,
+        axis=params.choice(query, "axis", Axis) or "full",
+        outcome=params.choice(query, "outcome", OutcomeStatus),
+        domain=params.choice(query, "domain", Domain),
+        source=params.choice(query, "source", Source),
+        project=params.text(query, "project", 300),
+        created_from=params.day(query, "from"),
+        created_to=params.day(query, "to"),
+        offset=params.number(query, "offset", 0, 0, 100_000),
+        limit=PAGE_SIZE,
+    )
+    found = await run_job(request, BROWSE_EXPERIENCES, browse)
     return page(
         request,
         "experiences.html",
-        hits=hits,
+        found=found,
+        request_=browse,
+        filters={k: v for k, v in query.items() if k != "offset" and k != "notice"},
         q=search or "",
-        axis=axis,
         axes=AXES,
-        outcome=outcome or "",
-        domain=domain or "",
         outcomes=get_args(OutcomeStatus),
         domains=get_args(Domain),
+        sources=get_args(Source),
+        page_size=PAGE_SIZE,
     )
 
 
@@ -124,8 +129,17 @@ async def clusters(request: Request) -> Response:
 
 async def values(request: Request) -> Response:
     axis: Axis | None = params.choice(request.query_params, "axis", Axis)
-    found = await run_job(request, LIST_VALUES, ListValuesRequest(axis=axis, limit=100))
-    return page(request, "values.html", values=found.results, axis=axis or "", axes=AXES)
+    retired = params.text(request.query_params, "retired", 10) is not None
+    found = await run_job(
+        request, LIST_VALUES, ListValuesRequest(axis=axis, limit=100, include_retired=retired)
+    )
+    return page(request, "values.html", values=found.results, axis=axis or "", axes=AXES, retired=retired)
+
+
+async def changes(request: Request) -> Response:
+    offset = params.number(request.query_params, "offset", 0, 0, 10**6)
+    found = await run_job(request, LIST_CHANGES, ListChangesRequest(limit=PAGE_SIZE, offset=offset))
+    return page(request, "changes.html", found=found, offset=offset, page_size=PAGE_SIZE)
 
 
 async def memories(request: Request) -> Response:
@@ -161,6 +175,18 @@ async def memories(request: Request) -> Response:
     )
 
 
+async def audit(request: Request) -> Response:
+    query = request.query_params
+    found = await run_job(
+        request,
+        AUDIT,
+        AuditRequest(
+            project=params.text(query, "project", 300), limit=params.number(query, "limit", 20, 1, 200)
+        ),
+    )
+    return page(request, "audit.html", found=found)
+
+
 async def code(request: Request) -> Response:
     found = await run_job(request, LIST_PROJECTS, ListProjectsRequest())
     return page(request, "code.html", projects=found.projects)
@@ -171,8 +197,17 @@ async def not_found(request: Request) -> Response:
 
 
 async def not_found_handler(request: Request, exc: Exception) -> Response:
-    assert isinstance(exc, HTTPException)
-    return await not_found(request)
+    return error_page(request, NotFoundError(f"No page at {request.url.path}"))
+
+
+async def not_allowed_handler(request: Request, exc: Exception) -> Response:
+    return error_page(
+        request,
+        ValidationError(
+            f"{request.method} is not how {request.url.path} is used: "
+            "the pages read with GET, the forms change with POST"
+        ),
+    )
 
 
 ROUTES = [
@@ -183,5 +218,7 @@ ROUTES = [
     Route("/clusters", clusters),
     Route("/values", values),
     Route("/memories", memories),
+    Route("/audit", audit),
+    Route("/changes", changes),
     Route("/code", code),
 ]

@@ -11,6 +11,7 @@ import jinja2
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 
+from learning_memory.shared.contracts.curation import new_change_id
 from learning_memory.shared.errors import LmsError
 
 _STATUS = {
@@ -63,6 +64,8 @@ _ENV = jinja2.Environment(
 )
 _ENV.filters["age"] = _age
 _ENV.filters["short"] = _short
+# A form's change id is made as its page is drawn: posted twice, it changes once.
+_ENV.globals["change_id"] = new_change_id
 
 
 def page(request: Request, template: str, status: int = 200, **context: Any) -> HTMLResponse:
@@ -73,6 +76,8 @@ def page(request: Request, template: str, status: int = 200, **context: Any) -> 
         form_token=state.form_token,
         mode=state.mode,
         notice=request.query_params.get("notice"),
+        undo=request.query_params.get("undo"),
+        here=request.url.path + (f"?{request.url.query}" if request.url.query else ""),
         **context,
     )
     return HTMLResponse(body, status_code=status)

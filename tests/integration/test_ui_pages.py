@@ -4,8 +4,10 @@ every page answers, bad input gets a clear message, and a GET writes nothing."""
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
@@ -13,6 +15,7 @@ from starlette.testclient import TestClient
 from learning_memory.composition import in_process_executor
 from learning_memory.server.ui.app import ui_app
 from learning_memory.server.ui.app_state import UiState
+from learning_memory.shared.contracts.memory import LIST_MEMORIES, ListMemoriesRequest
 from learning_memory.shared.settings import load_settings
 from tests.support.ui_store import Store, populate
 
@@ -30,6 +33,10 @@ PAGES = [
     "/memories?q=how+do+we+ship+a+release",
     "/memories?category=fact",
     "/code",
+    "/audit",
+    "/changes",
+    "/experiences?source=agent&outcome=confirmed&from=2025-01-01&to=2030-01-01",
+    "/?project=nowhere",
 ]
 
 
@@ -82,6 +89,10 @@ def test_pages_show_the_store(view: tuple[TestClient, Store, Path]) -> None:
 
 def test_cluster_members_as_json(view: tuple[TestClient, Store, Path]) -> None:
     client, store, _ = view
+    laid = client.get("/api/clusters/full/map").json()
+    assert len(laid["points"]["x"]) == len(store.experience_ids) == len(laid["points"]["goal"])
+    clusters = {cluster["cluster_id"]: cluster for cluster in laid["clusters"]}
+    assert clusters[store.value_cluster]["value"]["id"] == store.value_id
     members = client.get(f"/api/clusters/{store.value_cluster}/members?limit=5").json()
     assert members["cluster_id"] == store.value_cluster and 0 < len(members["members"]) <= 5
 
@@ -92,6 +103,8 @@ def test_cluster_members_as_json(view: tuple[TestClient, Store, Path]) -> None:
         ("/memories?offset=minus", 400, "offset must be a whole number"),
         ("/memories?category=gossip", 400, "category must be one of"),
         ("/experiences?axis=sideways", 400, "axis must be one of"),
+        ("/experiences?from=yesterday", 400, "from must be a date like"),
+        ("/api/clusters/sideways/map", 400, "axis must be one of"),
         ("/ghap/ghap_nothing", 404, "No GHAP entry"),
         ("/no/such/page", 404, "No page at /no/such/page"),
         ("/api/clusters/cluster_sideways_1/members", 400, "Invalid cluster_id"),
@@ -116,3 +129,88 @@ def test_a_get_writes_nothing(view: tuple[TestClient, Store, Path]) -> None:
     for path in PAGES:
         client.get(path)
     assert _fingerprint(root) == before
+
+
+def _form(client: TestClient, page: str, action: str) -> dict[str, str]:
+    """The hidden fields of the form posting to ``action`` on ``page``, as the browser sends them."""
+    html = client.get(page).text
+    start = html.index(f'action="{action}"')
+    form = html[start : html.index("</form>", start)]
+    fields = dict(re.findall(r'name="(\w+)" value="([^"]*)"', form))
+    return {key: fields[key] for key in ("form_token", "back", "change_id") if key in fields}
+
+
+def _undo_id(location: str) -> str:
+    return parse_qs(urlsplit(location).query)["undo"][0]
+
+
+def test_curate_and_undo_through_the_forms(view: tuple[TestClient, Store, Path]) -> None:
+    client, store, _ = view
+    state: UiState = client.app.state.ui  # type: ignore[attr-defined]
+    jobs = state.transport
+    assert jobs is not None
+
+    def memory_ids() -> set[str]:
+        async def listed() -> set[str]:
+            page = await jobs.run(LIST_MEMORIES, ListMemoriesRequest(limit=200, offset=0), budget_s=60)
+            return {memory.id for memory in page.results}
+
+        found: set[str] = client.portal.call(listed)  # type: ignore[union-attr]
+        return found
+
+    # Delete a memory, then undo from the notice: the same id is back.
+    target = store.memory_ids[0]
+    fields = _form(client, "/memories", f"/memories/{target}/delete")
+    deleted = client.post(f"/memories/{target}/delete", data=fields, follow_redirects=False)
+    assert deleted.status_code == 303 and target not in memory_ids()
+    again = client.post(f"/memories/{target}/delete", data=fields, follow_redirects=False)
+    assert again.status_code == 303  # the same form posted twice changes once
+    shown = client.get(deleted.headers["location"])
+    assert 'id="undo"' in shown.text
+    undo_fields = {"form_token": state.form_token, "back": "/memories"}
+    client.post(f"/changes/{_undo_id(deleted.headers['location'])}/undo", data=undo_fields)
+    assert target in memory_ids()
+
+    # Retire the value: the default list and the brief's file lose it; restore brings it back.
+    fields = _form(client, "/values", f"/values/{store.value_id}/retire")
+    retired = client.post(f"/values/{store.value_id}/retire", data=fields, follow_redirects=False)
+    assert retired.status_code == 303
+    assert store.value_id not in client.get("/values").text
+    assert store.value_id in client.get("/values?retired=1").text
+    brief_values = (state.settings.data_dir / "cache" / "values.json").read_text()
+    assert store.value_id not in brief_values
+    fields = _form(client, "/values?retired=1", f"/values/{store.value_id}/restore")
+    client.post(f"/values/{store.value_id}/restore", data=fields)
+    assert store.value_id in client.get("/values").text
+    assert store.value_id in (state.settings.data_dir / "cache" / "values.json").read_text()
+
+    # Edit a memory: found by its new words; the change is listed with its undo.
+    target = store.memory_ids[1]
+    fields = _form(client, "/memories", f"/memories/{target}/edit")
+    edited = client.post(
+        f"/memories/{target}/edit",
+        data={
+            **fields,
+            "content": "Dependencies are managed with poetry.",
+            "category": "preference",
+            "importance": "0.9",
+            "tags": "tooling, #python",
+        },
+        follow_redirects=False,
+    )
+    assert edited.status_code == 303
+    assert "poetry" in client.get("/memories?q=which+dependency+manager").text
+    changes = client.get("/changes").text
+    assert _undo_id(edited.headers["location"]) in changes and "update memory" in changes
+
+    # Bad input to a form: a clear message, nothing changed.
+    fields = _form(client, "/memories", f"/memories/{target}/importance")
+    refused = client.post(f"/memories/{target}/importance", data={**fields, "importance": "loud"})
+    assert refused.status_code == 400 and "importance must be a number" in refused.text
+    missing = client.post(
+        "/memories/00000000-0000-0000-0000-000000000000/delete",
+        data=_form(client, "/memories", f"/memories/{target}/delete"),
+    )
+    assert missing.status_code == 404
+    lonely = client.post("/memories/merge", data={**fields, "ids": target})
+    assert lonely.status_code == 400 and "at least two" in lonely.text

@@ -127,6 +127,8 @@
     status.textContent = data.points.x.length + " points";
     canvas.dataset.points = String(data.points.x.length);
     canvas.dataset.drawnMs = String(Math.round(drawn - started));
+    // From navigation start: the page, the layout's fetch and the drawing, as a person waits.
+    canvas.dataset.drawnAt = String(Math.round(drawn));
     canvas.dataset.ready = "1";
     if (location.hash.startsWith("#cluster_")) showCluster(location.hash.slice(1));
   })();

@@ -16,7 +16,7 @@ from selenium.webdriver.support.ui import WebDriverWait
 
 T = TypeVar("T")
 
-SCREENSHOTS = Path(__file__).resolve().parents[2] / "bench" / "results" / "ui"
+SCREENSHOTS = Path(__file__).resolve().parents[1] / "results" / "ui"
 
 
 def browser_paths() -> tuple[str, str] | None:
