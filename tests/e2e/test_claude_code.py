@@ -268,6 +268,24 @@ async def test_the_ghap_skill_checks_warnings_and_context_then_starts_an_entry(
     assert _active_entry(lms_env)["goal"] == ACTIVE["goal"]
 
 
+def test_the_memory_skill_says_where_the_view_is(
+    home: ClaudeHome, lms_env: dict[str, str], project: Path
+) -> None:
+    # Its first line is the launcher's answer, run by Claude Code as the skill is rendered.
+    port = _closed_port()
+
+    def answer() -> Generator[Turn, Request, None]:
+        yield say("Start it with the command above.")
+
+    # Claude Code's own /memory edits CLAUDE.md: the plugin's skill is reached by its full name.
+    session = _session(
+        home, "/learning-memory:memory", answer(), {**lms_env, "LMS_UI_PORT": str(port)}, project
+    )
+    said = "\n".join(session.texts())
+    assert "The memory view is not running" in said, said[-2000:]
+    assert f"learning-memory ui --port {port}" in said
+
+
 async def test_the_retro_skill_stores_a_value_that_validates(
     home: ClaudeHome, lms_env: dict[str, str], redis: Redis, worker_factory: WorkerFactory, project: Path
 ) -> None:

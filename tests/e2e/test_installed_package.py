@@ -79,6 +79,10 @@ def test_the_wheel_holds_one_namespaced_package(wheel: Path) -> None:
     assert "learning_memory/.claude-plugin/marketplace.json" in names
     assert "learning_memory/plugin/hooks/hooks.json" in names
     assert "learning_memory/cli/sample_experiences.json" in names  # the demo's data
+    # The web view's every asset: nothing is fetched from a CDN or built at install.
+    assert "learning_memory/server/ui/templates/base.html" in names
+    assert "learning_memory/server/ui/static/clusters.js" in names
+    assert "learning_memory/plugin/skills/memory/SKILL.md" in names
     for module in (
         "server/app.py",
         "worker/main.py",
