@@ -212,8 +212,19 @@ async def test_a_bad_batch_is_refused_whole(source: JobRun, target: JobRun) -> N
     payload = {"items": [{"kind": "memory", "id": line.id, "payload": {"content": "no category"}}]}
     envelope = await execute(IMPORT_ITEMS, payload, target)
     assert envelope["error"]["type"] == "validation_error" and "category" in envelope["error"]["message"]
+    blank = line.model_copy(update={"vector": None, "payload": {**line.payload, "content": "  "}})
+    with pytest.raises(ValidationError, match="has no content to embed"):
+        await import_items(target, ImportItemsRequest(items=[blank]))
+    experience = (await everything(source, "experience"))[0]
+    assert isinstance(experience, ExperienceLine)
+    full = experience.axes["full"]
+    unresolved = {key: value for key, value in full.payload.items() if key != "resolved_at"}
+    broken = experience.model_copy(update={"axes": {"full": full.model_copy(update={"payload": unresolved})}})
+    with pytest.raises(ValidationError, match="full point is not a stored experience"):
+        await import_items(target, ImportItemsRequest(items=[broken]))
     store = await target.services.vectors()
     assert not await store.collection_exists(MEMORIES)
+    assert not await store.collection_exists(collection_for("full"))
 
 
 def suggestion(text: str, axis: str = "full") -> ValueSuggestion:
