@@ -20,6 +20,7 @@ from learning_memory.shared.contracts.browse import (
     OverviewRequest,
 )
 from learning_memory.shared.contracts.code import LIST_PROJECTS, ListProjectsRequest
+from learning_memory.shared.contracts.context import EXPAND_CONTEXT, MAX_EXPAND_IDS, ExpandContextRequest
 from learning_memory.shared.contracts.curation import LIST_CHANGES, ListChangesRequest
 from learning_memory.shared.contracts.experiences import (
     AXES,
@@ -45,6 +46,7 @@ from learning_memory.shared.contracts.memory import (
 from learning_memory.shared.errors import LmsError, NotFoundError, ValidationError
 
 PAGE_SIZE = 50
+MAX_EVIDENCE = 60  # a value's members shown with it
 
 
 async def overview(request: Request) -> Response:
@@ -136,6 +138,26 @@ async def values(request: Request) -> Response:
     return page(request, "values.html", values=found.results, axis=axis or "", axes=AXES, retired=retired)
 
 
+async def value_detail(request: Request) -> Response:
+    """A value and the experiences it was validated against: the evidence for it."""
+    value_id = request.path_params["value_id"]
+    found = await run_job(
+        request, LIST_VALUES, ListValuesRequest(limit=100, include_retired=True, include_members=True)
+    )
+    value = next((v for v in found.results if v.id == value_id), None)
+    if value is None:
+        raise NotFoundError(f"No value {value_id!r}: the Values page lists them")
+    shown = value.member_ghap_ids[:MAX_EVIDENCE]
+    members: list[dict[str, Any]] = []
+    for start in range(0, len(shown), MAX_EXPAND_IDS):
+        ids = [f"exp:{ghap_id}" for ghap_id in shown[start : start + MAX_EXPAND_IDS]]
+        expanded = await run_job(request, EXPAND_CONTEXT, ExpandContextRequest(ids=ids))
+        members += [{"id": item.id.removeprefix("exp:"), **item.record} for item in expanded.items]
+    return page(
+        request, "value.html", value=value, members=members, more=len(value.member_ghap_ids) - len(shown)
+    )
+
+
 async def changes(request: Request) -> Response:
     offset = params.number(request.query_params, "offset", 0, 0, 10**6)
     found = await run_job(request, LIST_CHANGES, ListChangesRequest(limit=PAGE_SIZE, offset=offset))
@@ -217,6 +239,7 @@ ROUTES = [
     Route("/experiences", experiences),
     Route("/clusters", clusters),
     Route("/values", values),
+    Route("/values/{value_id}", value_detail),
     Route("/memories", memories),
     Route("/audit", audit),
     Route("/changes", changes),

@@ -141,6 +141,8 @@ class ListValuesRequest(Contract):
     axis: Axis | None = None
     limit: int = Field(default=20, ge=1, le=100)
     include_retired: bool = False  # retired values too (curation); by default they are left out
+    # The experiences each was validated against (the web view's evidence); the tool leaves them out.
+    include_members: bool = False
 
 
 class ListValuesResponse(Contract):

@@ -114,4 +114,7 @@ async def test_every_page_and_the_cluster_map_in_a_browser(
         _follow_the_map(driver, url, store)
         driver.get(url + "values")
         screenshot(driver, "values")
+        driver.find_element(By.LINK_TEXT, "the evidence").click()
+        assert len(driver.find_elements(By.CSS_SELECTOR, "table#evidence tbody tr[data-id]")) >= 5
+        screenshot(driver, "value-evidence")
         await _curate(driver, url, store, lms_env)

@@ -79,6 +79,10 @@ def test_pages_show_the_store(view: tuple[TestClient, Store, Path]) -> None:
     assert "fly.io" in client.get("/memories?q=how+should+I+ship+the+new+release+to+production").text
     values = client.get("/values").text
     assert store.value_id in values and store.value_cluster in values
+    evidence = client.get(f"/values/{store.value_id}").text
+    assert "experiences it was validated against" in evidence
+    assert evidence.count("<tr data-id=") >= 5
+    assert client.get("/values/no-such-value").status_code == 404
     ghap = client.get("/ghap").text
     assert f"/ghap/{store.experience_ids[-1]}" in ghap
     entry = client.get(f"/ghap/{store.experience_ids[0]}")

@@ -68,7 +68,9 @@ async def populate(jobs: Jobs, journal_dir: Path) -> Store:
     archive = journal_dir / "archive"
     archive.mkdir(parents=True, exist_ok=True)
     for number, sample in enumerate(demo_entries()):
+        # Ids as the journal makes them (UUIDs), so that expand_context finds them.
         entry = ghap_entry(sample, number)
+        entry = entry.model_copy(update={"id": str(uuid.uuid5(uuid.NAMESPACE_URL, entry.id))})
         await jobs.run(PERSIST_EXPERIENCE, PersistExperienceRequest(entry=entry), budget_s=120)
         (archive / f"{entry.id}.json").write_text(entry.model_dump_json())
         store.experience_ids.append(entry.id)

@@ -353,7 +353,7 @@ async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResp
     records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
     half_life = run.services.settings.value_half_life_days
     values = [
-        listed_value(r.id, r.payload, half_life)
+        listed_value(r.id, r.payload, half_life, members=request.include_members)
         for r in records
         if request.include_retired or not r.payload.get("retired")
     ]

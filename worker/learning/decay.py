@@ -48,15 +48,17 @@ def age_support_weight(
     return age, support, decayed_weight(age, half_life_days)
 
 
-def listed_value(record_id: str, payload: dict[str, Any], half_life_days: float) -> ValueRecord:
+def listed_value(
+    record_id: str, payload: dict[str, Any], half_life_days: float, *, members: bool = False
+) -> ValueRecord:
     """A stored value as list_values shows it: with its age, support and weight now. The member
-    ids stay in the store (the tool does not list them): not decoded here."""
+    ids stay in the store unless ``members`` (the tool does not list them; the web view does)."""
     age, support, weight = age_support_weight(payload, half_life_days)
     fields = ValueRecord.model_fields.keys() - {"member_ghap_ids", "age_days", "support", "weight"}
     return ValueRecord(
         **{key: value for key, value in payload.items() if key in fields},
         id=record_id,
-        member_ghap_ids=[],
+        member_ghap_ids=_ids(payload, "member_ghap_ids") if members else [],
         age_days=round(age, 2),
         support=support,
         weight=round(weight, 3),  # steady for minutes: a listing read twice says the same
