@@ -89,6 +89,8 @@ class MemoryLine(PortedPoint):
     def _a_memory(self) -> MemoryLine:
         # The payload must read back as the tools read a stored memory.
         MemoryRecord(**_record_fields(MemoryRecord, self.payload, {"id"}), id=self.id)
+        if not str(self.payload["content"]).strip():
+            raise ValueError(f"memory {self.id} has no content")
         return self
 
 
@@ -100,6 +102,8 @@ class ValueLine(PortedPoint):
         # As list_values reads it; the member ids are stored as one JSON string (learning jobs).
         skip = {"id", "member_ghap_ids", "age_days", "weight"}
         ValueRecord(**_record_fields(ValueRecord, self.payload, skip), id=self.id, member_ghap_ids=[])
+        if not str(self.payload["text"]).strip():
+            raise ValueError(f"value {self.id} has no text")
         return self
 
 
@@ -124,6 +128,8 @@ class ExperienceLine(Contract):
                 raise ValueError(f"experience {self.id}: its {axis} point belongs to another entry")
             fields = _record_fields(ExperienceHit, point.payload, {"id", "score"})
             ExperienceHit(**fields, id=point.id, score=0.0)
+            # What the axis texts are rebuilt from, when the vectors are made again, beyond a hit's.
+            datetime.fromisoformat(str(point.payload.get("resolved_at")))
         return self
 
 

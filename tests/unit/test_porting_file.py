@@ -112,6 +112,10 @@ def test_lines_are_checked_as_stored_records() -> None:
         memory_line(category="gossip")
     with pytest.raises(ValueError, match="text"):
         ValueLine(id=MEMORY_ID, payload={"axis": "full"})
+    with pytest.raises(ValueError, match="has no content"):
+        memory_line(content=" ")
+    with pytest.raises(ValueError, match="has no text"):
+        ValueLine(id=MEMORY_ID, payload=value_payload("  "))
     line = experience_line()
     moved = line.axes["strategy"].model_copy(update={"id": str(uuid.UUID(int=1))})
     with pytest.raises(ValueError, match="strategy point's id is not"):
@@ -121,6 +125,11 @@ def test_lines_are_checked_as_stored_records() -> None:
     other = experience_line(1).axes["full"]
     with pytest.raises(ValueError, match="belongs to another entry"):
         ExperienceLine(id=line.id, axes={"full": other.model_copy(update={"id": point_id(line.id, "full")})})
+    unresolved = {k: v for k, v in line.axes["full"].payload.items() if k != "resolved_at"}
+    with pytest.raises(ValueError, match="Invalid isoformat"):
+        ExperienceLine(
+            id=line.id, axes={"full": line.axes["full"].model_copy(update={"payload": unresolved})}
+        )
     entry = ghap_entry(SAMPLES[0], 0)
     with pytest.raises(ValueError, match="not resolved"):
         GhapLine(entry=entry.model_copy(update={"resolution": None}))

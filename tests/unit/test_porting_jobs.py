@@ -212,15 +212,18 @@ async def test_a_bad_batch_is_refused_whole(source: JobRun, target: JobRun) -> N
     payload = {"items": [{"kind": "memory", "id": line.id, "payload": {"content": "no category"}}]}
     envelope = await execute(IMPORT_ITEMS, payload, target)
     assert envelope["error"]["type"] == "validation_error" and "category" in envelope["error"]["message"]
-    blank = line.model_copy(update={"vector": None, "payload": {**line.payload, "content": "  "}})
-    with pytest.raises(ValidationError, match="has no content to embed"):
-        await import_items(target, ImportItemsRequest(items=[blank]))
-    experience = (await everything(source, "experience"))[0]
-    assert isinstance(experience, ExperienceLine)
-    full = experience.axes["full"]
-    unresolved = {key: value for key, value in full.payload.items() if key != "resolved_at"}
-    broken = experience.model_copy(update={"axes": {"full": full.model_copy(update={"payload": unresolved})}})
-    with pytest.raises(ValidationError, match="full point is not a stored experience"):
+    blank = {"kind": "memory", "id": line.id, "payload": {**line.payload, "content": "  "}}
+    envelope = await execute(IMPORT_ITEMS, {"items": [blank]}, target)
+    assert "has no content" in envelope["error"]["message"]
+    experience = next(
+        e
+        for e in await everything(source, "experience")
+        if isinstance(e, ExperienceLine) and "surprise" in e.axes
+    )
+    point = experience.axes["surprise"]
+    unsurprised = point.model_copy(update={"payload": {**point.payload, "surprise": None}})
+    broken = ExperienceLine(id=experience.id, axes={**experience.axes, "surprise": unsurprised})
+    with pytest.raises(ValidationError, match="has nothing to embed on axis surprise"):
         await import_items(target, ImportItemsRequest(items=[broken]))
     store = await target.services.vectors()
     assert not await store.collection_exists(MEMORIES)
