@@ -61,3 +61,14 @@ async def test_a_failed_child_is_an_internal_error(monkeypatch: pytest.MonkeyPat
     monkeypatch.setattr(layout_module, "__name__", "learning_memory.no_such_module")
     with pytest.raises(InternalError, match="layout process failed"):
         await layout_apart(clustered()[0])
+
+
+def test_a_large_axis_is_laid_out_through_a_sample(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Beyond FIT_POINTS, t-SNE lays out a fixed sample and the others join their neighbours:
+    the same answer each time, and the groups still apart."""
+    monkeypatch.setattr(layout_module, "FIT_POINTS", 120)
+    vectors, truth = clustered()
+    points = layout_module.reduce(vectors, layout_module.PCA_DIMENSIONS)
+    first, again = layout(points), layout(points)
+    assert first.shape == (len(truth), 2) and np.array_equal(first, again)
+    assert neighbour_agreement(first, truth) > 0.95
