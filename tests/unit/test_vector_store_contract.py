@@ -513,3 +513,19 @@ async def test_a_server_behind_an_api_key_gets_it_with_every_request(tmp_path: P
         server.shutdown()
         server.server_close()
     assert seen and all(key == "s3cret" for key in seen)
+
+
+async def test_pages_read_everything_once_by_cursor(shared: VectorStore) -> None:
+    pages = [page async for page in shared.pages(COLLECTION, size=7)]
+    assert [r.id for page in pages for r in page] == sorted(IDS)
+    assert all(0 < len(page) <= 7 for page in pages)
+    flt, predicate = FILTERS[next(iter(FILTERS))]
+    chosen = [
+        r
+        async for page in shared.pages(
+            COLLECTION, size=3, filter=flt, with_vectors=True, payload_fields=["rank"]
+        )
+        for r in page
+    ]
+    assert {r.id for r in chosen} == {IDS[i] for i in range(N) if predicate(PAYLOADS[i])}
+    assert all(r.vector is not None and set(r.payload) <= {"rank"} for r in chosen)

@@ -165,14 +165,12 @@ async def _read_points(store: VectorStore, collection: str) -> _Points:
     """Every point of ``collection`` in id order (the same points always come in the same order,
     so they get the same labels), read a page at a time with only the payload fields clustering
     uses: the store's records of a whole axis at once (Python floats and full payloads) weigh
-    many times the array they end as."""
+    many times the array they end as. By cursor: paging by offset re-reads every earlier point
+    for each page, which for a big axis holds far more memory than the axis itself."""
     points = _Points()
-    offset = 0
-    while True:
-        page = await store.scroll(
-            collection, limit=READ_PAGE, offset=offset, with_vectors=True, payload_fields=CLUSTER_FIELDS
-        )
-        offset += len(page)
+    async for page in store.pages(
+        collection, size=READ_PAGE, with_vectors=True, payload_fields=CLUSTER_FIELDS
+    ):
         kept = [
             record
             for record in page
@@ -185,8 +183,7 @@ async def _read_points(store: VectorStore, collection: str) -> _Points:
             points.ids.append(record.id)
             points.ghap_ids.append(str(record.payload.get("ghap_id", "")))
             points.weights.append(_weight(record.payload))
-        if len(page) < READ_PAGE:
-            return points
+    return points
 
 
 def _weight(payload: dict[str, Any]) -> float:

@@ -9,7 +9,7 @@ row, which :func:`sync` finds (the counts differ) and writes on the next search.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from learning_memory.shared.log import get_logger
@@ -104,6 +104,19 @@ class KeywordMirror:
             payload_fields=payload_fields,
         )
 
+    def pages(
+        self,
+        collection: str,
+        *,
+        size: int,
+        filter: Filter | None = None,
+        with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        return self.inner.pages(
+            collection, size=size, filter=filter, with_vectors=with_vectors, payload_fields=payload_fields
+        )
+
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         return await self.inner.count(collection, filter)
 
@@ -121,16 +134,11 @@ class KeywordMirror:
         have = await keywords.point_ids(metadata, collection)
         seen: set[str] = set()
         written = 0
-        offset = 0
-        while True:
-            page = await self.inner.scroll(collection, limit=PAGE, offset=offset)
-            offset += len(page)
+        async for page in self.inner.pages(collection, size=PAGE):
             seen.update(record.id for record in page)
             rows = [(r.id, keyword_text(collection, r.payload)) for r in page if r.id not in have]
             await keywords.put(metadata, collection, rows)
             written += len(rows)
-            if len(page) < PAGE:
-                break
         gone = have - seen
         await keywords.drop(metadata, collection, gone)
         log.info("recall.keywords_synced", collection=collection, written=written, dropped=len(gone))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -141,6 +141,19 @@ class VectorStore(Protocol):
         """A page of matching points: ``offset`` skips that many, ordered by the numeric payload
         field ``order_by`` (which must be indexed) when given, else by id; with their vectors
         when ``with_vectors``; with only the payload fields ``payload_fields`` when given."""
+
+    def pages(
+        self,
+        collection: str,
+        *,
+        size: int,
+        filter: Filter | None = None,
+        with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        """Every matching point once, by id, ``size`` at a time. Each page starts at the point where
+        the last one ended (a cursor), so reading a whole collection costs one pass; a numeric
+        ``offset`` makes the engine step over every earlier point again for each page."""
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         """Exact number of matching points."""

@@ -40,7 +40,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar, cast
@@ -266,6 +266,32 @@ class EdgeVectorStore:
             what = f"scroll ordered by '{order_by}' (it needs an integer or float index)"
             found = coll.query(what, limit, offset, order, filter, with_vectors, with_payload=payload)
         return [to_record(p, with_vectors) for p in found]
+
+    async def pages(
+        self,
+        collection: str,
+        *,
+        size: int,
+        filter: Filter | None = None,
+        with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        coll = await self._collection(collection)
+        payload: bool | list[str] = True if payload_fields is None else list(payload_fields)
+        cursor: Any = None
+        while True:
+            request = qe.ScrollRequest(
+                offset=cursor,
+                limit=size,
+                filter=edge_filter(filter),
+                with_payload=payload,
+                with_vector=with_vectors,
+            )
+            found, cursor = coll.call("scroll", coll.shard.scroll, request)
+            if found:
+                yield [to_record(p, with_vectors) for p in found]
+            if cursor is None or not found:
+                return
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         coll = await self._collection(collection)

@@ -16,7 +16,7 @@ MatchValue/MatchAny on list-valued fields, cosine scores) behaves the same in bo
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from functools import partial
 from typing import Any, TypeVar
 
@@ -202,6 +202,35 @@ class QdrantServerStore:
             what, collection, query, limit, offset, filter, with_vectors, with_payload=payload
         )
         return [_record(p, with_vectors) for p in found]
+
+    async def pages(
+        self,
+        collection: str,
+        *,
+        size: int,
+        filter: Filter | None = None,
+        with_vectors: bool = False,
+        payload_fields: Sequence[str] | None = None,
+    ) -> AsyncIterator[list[Record]]:
+        payload: bool | list[str] = True if payload_fields is None else list(payload_fields)
+        cursor: Any = None
+        while True:
+
+            async def page(start: Any = cursor) -> tuple[list[models.Record], Any]:
+                return await self._client.scroll(
+                    collection,
+                    scroll_filter=_qdrant_filter(filter),
+                    limit=size,
+                    offset=start,
+                    with_payload=payload,
+                    with_vectors=with_vectors,
+                )
+
+            found, cursor = await self._run(f"scroll collection '{collection}'", page)
+            if found:
+                yield [_record(p, with_vectors) for p in found]
+            if cursor is None or not found:
+                return
 
     async def count(self, collection: str, filter: Filter | None = None) -> int:
         result = await self._run(
