@@ -8,6 +8,7 @@ the ``code_units`` collection, one point per unit, filtered by project and langu
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 from typing import Literal, get_args
 
 from pydantic import Field
@@ -134,6 +135,8 @@ class ProjectInfo(Contract):
     project: str
     units: int
     vectors_pending: int = 0  # see IndexCodebaseResponse; 0: the index is complete
+    # When a file of it was last (re)indexed: the last run that found something to read.
+    last_indexed_at: datetime | None = Field(default=None, exclude_if=lambda value: value is None)
 
 
 class ListProjectsRequest(Contract):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+from datetime import UTC, datetime
 from pathlib import Path, PurePosixPath
 
 from learning_memory.shared.contracts.code import (
@@ -148,12 +149,19 @@ async def search_code(run: JobRun, request: SearchCodeRequest) -> SearchCodeResp
 async def list_indexed_projects(run: JobRun, request: ListProjectsRequest) -> ListProjectsResponse:
     await run.services.current_code_index()
     metadata = await run.services.metadata()
-    rows = await metadata.fetchall("SELECT DISTINCT repo FROM indexed_files ORDER BY repo")
+    rows = await metadata.fetchall(
+        "SELECT repo, MAX(indexed_at) AS last FROM indexed_files GROUP BY repo ORDER BY repo"
+    )
     counts = await unit_store.unit_counts(metadata)
     if run.services.vector_filler() is None:  # nothing will fill them: the index is what it is
         counts = {project: (units, 0) for project, (units, _) in counts.items()}
     projects = [
-        ProjectInfo(project=str(row["repo"]), units=units, vectors_pending=pending)
+        ProjectInfo(
+            project=str(row["repo"]),
+            units=units,
+            vectors_pending=pending,
+            last_indexed_at=datetime.fromtimestamp(row["last"], UTC) if row["last"] else None,
+        )
         for row in rows
         for units, pending in [counts.get(str(row["repo"]), (0, 0))]
     ]
