@@ -36,17 +36,13 @@ async def all_records(
     store: VectorStore, collection: str, where: Filter, fields: Sequence[str]
 ) -> list[Record]:
     """Every point of ``collection`` that passes ``where``, with only ``fields`` of its payload
-    (none if the collection does not exist)."""
+    (none if the collection does not exist), read by cursor a page at a time."""
     if not await store.collection_exists(collection):
         return []
     records: list[Record] = []
-    while True:
-        page = await store.scroll(
-            collection, limit=READ_PAGE, offset=len(records), filter=where, payload_fields=fields
-        )
+    async for page in store.pages(collection, size=READ_PAGE, filter=where, payload_fields=fields):
         records += page
-        if len(page) < READ_PAGE:
-            return records
+    return records
 
 
 def record_key(kind: ContextKind, record: Record) -> str:
