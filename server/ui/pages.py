@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, get_args
 
 from starlette.requests import Request
@@ -11,6 +12,7 @@ from starlette.routing import Route
 from learning_memory.server.ui import params
 from learning_memory.server.ui.app_state import run_job, ui_state
 from learning_memory.server.ui.render import error_page, page
+from learning_memory.server.value_suggestions import load_suggestions, suggestions_path
 from learning_memory.shared.contracts.browse import (
     AUDIT,
     BROWSE_EXPERIENCES,
@@ -67,9 +69,11 @@ async def overview(request: Request) -> Response:
 async def ghap(request: Request) -> Response:
     offset = params.number(request.query_params, "offset", 0, 0, 10**6)
     entries = ui_state(request).journal.entries()
+    captured = await run_job(request, BROWSE_EXPERIENCES, BrowseExperiencesRequest(source="auto", limit=10))
     return page(
         request,
         "ghap.html",
+        captured=captured,
         entries=entries[offset : offset + PAGE_SIZE],
         total=len(entries),
         offset=offset,
@@ -135,7 +139,17 @@ async def values(request: Request) -> Response:
     found = await run_job(
         request, LIST_VALUES, ListValuesRequest(axis=axis, limit=100, include_retired=retired)
     )
-    return page(request, "values.html", values=found.results, axis=axis or "", axes=AXES, retired=retired)
+    # Values imported from another project that did not validate here: shown, never counted.
+    suggested = await asyncio.to_thread(load_suggestions, suggestions_path(ui_state(request).settings))
+    return page(
+        request,
+        "values.html",
+        values=found.results,
+        axis=axis or "",
+        axes=AXES,
+        retired=retired,
+        suggested=[kept for kept in suggested if axis is None or kept.suggestion.axis == axis],
+    )
 
 
 async def value_detail(request: Request) -> Response:

@@ -15,7 +15,9 @@ from starlette.testclient import TestClient
 from learning_memory.composition import in_process_executor
 from learning_memory.server.ui.app import ui_app
 from learning_memory.server.ui.app_state import UiState
+from learning_memory.server.value_suggestions import keep_suggestions, suggestions_path
 from learning_memory.shared.contracts.memory import LIST_MEMORIES, ListMemoriesRequest
+from learning_memory.shared.contracts.porting import AdoptedValue
 from learning_memory.shared.settings import load_settings
 from tests.support.ui_store import Store, populate
 
@@ -218,3 +220,21 @@ def test_curate_and_undo_through_the_forms(view: tuple[TestClient, Store, Path])
     assert missing.status_code == 404
     lonely = client.post("/memories/merge", data={**fields, "ids": target})
     assert lonely.status_code == 400 and "at least two" in lonely.text
+
+
+def test_suggested_values_are_shown_apart(view: tuple[TestClient, Store, Path]) -> None:
+    client, _, _ = view
+    state: UiState = client.app.state.ui  # type: ignore[attr-defined]
+    rejected = AdoptedValue(
+        id="s1",
+        text="Water the office plants twice a week.",
+        axis="full",
+        outcome="rejected",
+        reason="too far",
+    )
+    keep_suggestions(suggestions_path(state.settings), [rejected], {"s1": "another-project"})
+    page = client.get("/values").text
+    assert (
+        "Suggested by an import" in page and "Water the office plants" in page and "another-project" in page
+    )
+    assert "Water the office plants" not in client.get("/values?axis=root_cause").text
