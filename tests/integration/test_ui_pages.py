@@ -7,7 +7,7 @@ import hashlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, quote, urlsplit
 
 import pytest
 from starlette.testclient import TestClient
@@ -16,6 +16,7 @@ from learning_memory.composition import in_process_executor
 from learning_memory.server.ui.app import ui_app
 from learning_memory.server.ui.app_state import UiState
 from learning_memory.server.value_suggestions import keep_suggestions, suggestions_path
+from learning_memory.shared.contracts.experiences import SEARCH_EXPERIENCES, SearchExperiencesRequest
 from learning_memory.shared.contracts.memory import LIST_MEMORIES, ListMemoriesRequest
 from learning_memory.shared.contracts.porting import AdoptedValue
 from learning_memory.shared.settings import load_settings
@@ -238,3 +239,36 @@ def test_suggested_values_are_shown_apart(view: tuple[TestClient, Store, Path]) 
         "Suggested by an import" in page and "Water the office plants" in page and "another-project" in page
     )
     assert "Water the office plants" not in client.get("/values?axis=root_cause").text
+
+
+def test_mark_an_experience_wrong_and_right(view: tuple[TestClient, Store, Path]) -> None:
+    client, store, _ = view
+    target = store.experience_ids[-1]
+    goal = _goal(client, target)
+    page = f"/experiences?q={quote(goal)}"
+    fields = _form(client, page, f"/experiences/{target}/wrong")
+    marked = client.post(f"/experiences/{target}/wrong", data=fields, follow_redirects=False)
+    assert marked.status_code == 303
+    assert "marked wrong" in client.get("/experiences").text  # still shown here, to be put right
+    assert target not in _searched(client, goal)  # but the tools no longer find it
+    fields = _form(client, "/experiences", f"/experiences/{target}/right")
+    client.post(f"/experiences/{target}/right", data=fields)
+    assert target in _searched(client, goal) and "marked wrong" not in client.get("/experiences").text
+
+
+def _searched(client: TestClient, query: str) -> set[str]:
+    jobs = client.app.state.ui.transport  # type: ignore[attr-defined]
+
+    async def search() -> set[str]:
+        found = await jobs.run(
+            SEARCH_EXPERIENCES, SearchExperiencesRequest(query=query, limit=10), budget_s=60
+        )
+        return {hit.ghap_id for hit in found.results}
+
+    ids: set[str] = client.portal.call(search)  # type: ignore[union-attr]
+    return ids
+
+
+def _goal(client: TestClient, ghap_id: str) -> str:
+    html = client.get(f"/ghap/{ghap_id}").text
+    return html[html.index("<h1>") + 4 : html.index("</h1>")]
