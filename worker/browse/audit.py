@@ -19,6 +19,7 @@ from learning_memory.shared.contracts.context import ContextKind, item_id
 from learning_memory.shared.contracts.experiences import AXES
 from learning_memory.shared.contracts.learning import cluster_id
 from learning_memory.worker.browse.duplicates import duplicate_list
+from learning_memory.worker.browse.memo import kept
 from learning_memory.worker.browse.records import (
     COLLECTIONS,
     all_records,
@@ -112,6 +113,10 @@ async def moved_values(run: JobRun, project: str | None, limit: int) -> MovedVal
 
 
 async def audit(run: JobRun, request: AuditRequest) -> AuditResponse:
+    return await kept(run, "audit", request, lambda: _audit(run, request))
+
+
+async def _audit(run: JobRun, request: AuditRequest) -> AuditResponse:
     store = await run.services.vectors()
     where = project_filter(request.project)
 

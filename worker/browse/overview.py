@@ -20,6 +20,7 @@ from learning_memory.shared.contracts.browse import (
 )
 from learning_memory.shared.contracts.capture import SessionEvent
 from learning_memory.shared.contracts.code import ListProjectsRequest
+from learning_memory.worker.browse.memo import kept
 from learning_memory.worker.browse.records import (
     COLLECTIONS,
     all_records,
@@ -164,7 +165,9 @@ async def overview(run: JobRun, request: OverviewRequest) -> OverviewResponse:
     # capture uses: all of them are listed, whatever the project asked.
     indexed = (await list_indexed_projects(run, ListProjectsRequest())).projects
     return OverviewResponse(
-        projects=await project_counts(run, request.project),
+        projects=await kept(
+            run, "project_counts", request.project, lambda: project_counts(run, request.project)
+        ),
         indexed=indexed,
         sessions=await asyncio.to_thread(latest_sessions, data_dir, request.project, request.sessions),
         injections=await injections(run, request.project, request.injections),
