@@ -68,7 +68,7 @@ def write_log(data_dir: Path, project: str, session: str, events: list[dict[str,
             at=NOW + timedelta(seconds=n),
             project=project,
             worktree="/work/app",
-            **fields,  # type: ignore[arg-type]
+            **fields,
         )
         lines.append(event.model_dump_json())
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")

@@ -134,9 +134,9 @@ async def answers(where: Place) -> dict[str, Any]:
     found["list_memories"] = await where.jobs.run(LIST_MEMORIES, listed, budget_s=BUDGET_S)
     for query in EXPERIENCE_QUERIES:
         for axis in ("full", "strategy", "surprise"):
-            search = SearchExperiencesRequest(query=query, axis=axis, limit=5)  # type: ignore[arg-type]
-            done = await where.jobs.run(SEARCH_EXPERIENCES, search, budget_s=BUDGET_S)
-            found[f"{axis}: {query}"] = ranked(done.results)
+            search = SearchExperiencesRequest(query=query, axis=axis, limit=5)
+            searched = await where.jobs.run(SEARCH_EXPERIENCES, search, budget_s=BUDGET_S)
+            found[f"{axis}: {query}"] = ranked(searched.results)
     found["values"] = await where.jobs.run(LIST_VALUES, ListValuesRequest(), budget_s=BUDGET_S)
     return found
 

@@ -9,7 +9,7 @@ from sklearn.neighbors import NearestNeighbors
 
 from learning_memory.shared.errors import InternalError
 from learning_memory.worker.learning import layout as layout_module
-from learning_memory.worker.learning.clusterer import Matrix, normalise
+from learning_memory.worker.learning.clusterer import Matrix, normalise, reduce
 from learning_memory.worker.learning.layout import layout, layout_apart, scaled
 
 
@@ -68,7 +68,7 @@ def test_a_large_axis_is_laid_out_through_a_sample(monkeypatch: pytest.MonkeyPat
     the same answer each time, and the groups still apart."""
     monkeypatch.setattr(layout_module, "FIT_POINTS", 120)
     vectors, truth = clustered()
-    points = layout_module.reduce(vectors, layout_module.PCA_DIMENSIONS)
+    points = reduce(vectors, layout_module.PCA_DIMENSIONS)
     first, again = layout(points), layout(points)
     assert first.shape == (len(truth), 2) and np.array_equal(first, again)
     assert neighbour_agreement(first, truth) > 0.95

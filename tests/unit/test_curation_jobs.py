@@ -413,7 +413,7 @@ async def test_a_point_recorded_without_its_vector_is_embedded_again(run: JobRun
     await restore(run, snaps)
     [again] = await store.get(MEMORIES, [memory.id], with_vectors=True)
     assert again.payload == point.payload and again.vector == pytest.approx(point.vector, abs=1e-3)
-    experience = {
+    experience: dict[str, Any] = {
         "collection": collection_for("full"),
         "id": str(uuid.uuid4()),
         "payload": {},

@@ -140,13 +140,14 @@ def test_lines_are_checked_as_stored_records() -> None:
 def test_a_file_is_written_whole_and_read_back(tmp_path: Path) -> None:
     path = tmp_path / "out.jsonl"
     entry = ghap_entry(SAMPLES[0], 0)
-    lines = [memory_line([0.5, 0.25]), experience_line(), GhapLine(entry=entry)]
+    experience = experience_line()
+    lines = [memory_line([0.5, 0.25]), experience, GhapLine(entry=entry)]
     header = write_file(path, lines, dimension=2)
     raw = path.read_text().splitlines()
     assert json.loads(raw[0])["format"] == "learning-memory-export" and raw[1].startswith('{"kind":"memory",')
     assert header.counts == {"memory": 1, "experience": 1, "value": 0, "ghap": 1}
     checked = check_file(path)
-    assert checked.header == header and checked.experience_ids == {lines[1].id}
+    assert checked.header == header and checked.experience_ids == {experience.id}
     assert list(read_lines(path)) == lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]  # no temporary file left
 
@@ -261,7 +262,7 @@ def test_bad_markdown_is_refused_naming_its_line(markdown: str, message: str) ->
 
 
 def adopted(text: str, outcome: str) -> AdoptedValue:
-    return AdoptedValue(id=suggestion_id("full", text), text=text, axis="full", outcome=outcome, reason="far")  # type: ignore[arg-type]
+    return AdoptedValue(id=suggestion_id("full", text), text=text, axis="full", outcome=outcome, reason="far")
 
 
 def test_rejected_suggestions_are_kept_until_a_cluster_takes_them(tmp_path: Path) -> None:

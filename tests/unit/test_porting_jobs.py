@@ -30,6 +30,7 @@ from learning_memory.shared.contracts.porting import (
     ImportItemsRequest,
     MemoryLine,
     StoredItem,
+    ValueLine,
     ValueSuggestion,
     decode_vector,
     encode_vector,
@@ -105,7 +106,7 @@ async def everything(
     items: list[StoredItem] = []
     offset: int | None = 0
     while offset is not None:
-        request = ExportItemsRequest(kind=kind, offset=offset, limit=limit, with_vectors=with_vectors)  # type: ignore[arg-type]
+        request = ExportItemsRequest(kind=kind, offset=offset, limit=limit, with_vectors=with_vectors)
         page = await export_items(run, request)
         items += page.items
         offset = page.next_offset
@@ -119,7 +120,7 @@ async def test_pages_cover_each_kind_once_in_a_stable_order(source: JobRun) -> N
     experiences = await everything(source, "experience", limit=7)
     assert len({item.id for item in experiences}) == EXPERIENCES
     values = await everything(source, "value")
-    assert len(values) == 1 and values[0].payload["axis"] == "full"
+    assert len(values) == 1 and isinstance(values[0], ValueLine) and values[0].payload["axis"] == "full"
     first = await export_items(source, ExportItemsRequest(kind="memory", limit=2))
     assert first.total == len(FACTS) and first.next_offset == 2 and first.dimension is None
 
@@ -236,7 +237,7 @@ def suggestion(text: str, axis: str = "full") -> ValueSuggestion:
         text=text,
         axis=axis,
         created_at=datetime.now(UTC),
-        origin="repo-other",  # type: ignore[arg-type]
+        origin="repo-other",
     )
 
 
