@@ -140,7 +140,13 @@ async def test_worker_killed_mid_index_leaves_a_complete_index(
 
         await wait_for(finished, timeout=240, what="the retried index", interval=0.25)
         # Complete, no duplicates, and every unit's vector written (the new worker filled them).
-        assert await _complete(client, "big") == {"project": "big", "units": 12000, "vectors_pending": 0}
+        entry = await _complete(client, "big")
+        assert {key: entry[key] for key in ("project", "units", "vectors_pending")} == {
+            "project": "big",
+            "units": 12000,
+            "vectors_pending": 0,
+        }
+        assert entry["last_indexed_at"]
         with closing(sqlite3.connect(Path(lms_env["LMS_DATA_DIR"]) / "metadata.sqlite3")) as db:
             rows = db.execute("SELECT COUNT(*), COUNT(DISTINCT point_id) FROM code_lexical").fetchone()
         assert rows == (12000, 12000)
