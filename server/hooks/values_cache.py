@@ -14,10 +14,11 @@ from typing import TYPE_CHECKING
 
 from learning_memory.server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
 from learning_memory.server.journal.files import atomic_write
-from learning_memory.server.transport import JobStillRunning
+from learning_memory.server.transport import JobStillRunning, Transport
 from learning_memory.shared.contracts.learning import LIST_VALUES, ListValuesRequest, ValueRecord
 from learning_memory.shared.errors import LmsError
 from learning_memory.shared.log import get_logger
+from learning_memory.shared.settings import Settings
 
 if TYPE_CHECKING:
     from learning_memory.server.services.lifespan import AppServices
@@ -39,13 +40,18 @@ def write_values_cache(data_dir: Path, values: list[ValueRecord]) -> None:
 
 
 async def refresh_values_cache(app: AppServices) -> None:
-    """Ask the worker for the strongest values and keep them for the brief; on failure the old
-    file stays (a stale brief beats none)."""
+    await refresh_values_file(app.jobs, app.settings)
+
+
+async def refresh_values_file(jobs: Transport, settings: Settings) -> None:
+    """Ask the worker for the strongest values and keep them for the brief (the server after
+    store_value, the web view after a value is retired or restored); on failure the old file
+    stays (a stale brief beats none)."""
     try:
-        found = await app.jobs.run(
-            LIST_VALUES, ListValuesRequest(limit=MAX_VALUES), budget_s=app.settings.tool_wait_s
+        found = await jobs.run(
+            LIST_VALUES, ListValuesRequest(limit=MAX_VALUES), budget_s=settings.tool_wait_s
         )
     except (LmsError, JobStillRunning) as exc:
         log.info("values_cache.not_refreshed", reason=str(exc))
         return
-    await asyncio.to_thread(write_values_cache, app.settings.data_dir, found.results)
+    await asyncio.to_thread(write_values_cache, settings.data_dir, found.results)

@@ -6,7 +6,6 @@ double click) changes once."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Mapping
 from typing import Any
 from urllib.parse import parse_qsl, urlencode, urlsplit
@@ -17,8 +16,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from learning_memory.server.hooks.session_brief import MAX_VALUES
-from learning_memory.server.hooks.values_cache import write_values_cache
+from learning_memory.server.hooks.values_cache import refresh_values_file
 from learning_memory.server.ui import params
 from learning_memory.server.ui.access import same_secret
 from learning_memory.server.ui.app_state import run_job, ui_state
@@ -42,7 +40,6 @@ from learning_memory.shared.contracts.curation import (
     UpdateMemoryRequest,
     new_change_id,
 )
-from learning_memory.shared.contracts.learning import LIST_VALUES, ListValuesRequest
 from learning_memory.shared.contracts.memory import MAX_CONTENT_CHARS, Category
 from learning_memory.shared.errors import ValidationError
 from learning_memory.shared.jobs import JobSpec
@@ -136,8 +133,9 @@ async def value_state(request: Request) -> Response:
 async def _refresh_brief_values(request: Request) -> None:
     """The SessionStart brief reads the strongest values from a file the server keeps: a retired
     value leaves it now, a restored one comes back."""
-    found = await run_job(request, LIST_VALUES, ListValuesRequest(limit=MAX_VALUES))
-    await asyncio.to_thread(write_values_cache, ui_state(request).settings.data_dir, found.results)
+    state = ui_state(request)
+    if state.transport is not None:
+        await refresh_values_file(state.transport, state.settings)
 
 
 async def experience_mark(request: Request) -> Response:
