@@ -156,9 +156,11 @@ async def value_detail(request: Request) -> Response:
     """A value and the experiences it was validated against: the evidence for it."""
     value_id = request.path_params["value_id"]
     found = await run_job(
-        request, LIST_VALUES, ListValuesRequest(limit=100, include_retired=True, include_members=True)
+        request,
+        LIST_VALUES,
+        ListValuesRequest(ids=[value_id], include_retired=True, include_members=True),
     )
-    value = next((v for v in found.results if v.id == value_id), None)
+    value = next(iter(found.results), None)
     if value is None:
         raise NotFoundError(f"No value {value_id!r}: the Values page lists them")
     shown = value.member_ghap_ids[:MAX_EVIDENCE]

@@ -143,6 +143,8 @@ class ListValuesRequest(Contract):
     include_retired: bool = False  # retired values too (curation); by default they are left out
     # The experiences each was validated against (the web view's evidence); the tool leaves them out.
     include_members: bool = False
+    # Only these values (the web view's page of one), whatever their rank; ids not stored are left out.
+    ids: list[str] = Field(default_factory=list, max_length=100)
 
 
 class ListValuesResponse(Contract):

@@ -231,6 +231,12 @@ async def test_list_values_by_cluster_size_then_newest(stored: JobRun) -> None:
     envelope = await execute(LIST_VALUES, {"axis": "full", "limit": 2}, stored)
     assert [v["id"] for v in envelope["ok"]["results"]] == [big_new.id, big_old.id]
 
+    # One value by id, whatever its rank; an id that names no value (or no point at all) is left out.
+    by_id = ListValuesRequest(ids=[small_old.id, str(uuid.uuid4()), "not-a-uuid"], limit=1)
+    assert [v.id for v in (await list_values(stored, by_id)).results] == [small_old.id]
+    elsewhere = ListValuesRequest(ids=[small_old.id], axis="strategy")
+    assert (await list_values(stored, elsewhere)).results == []
+
 
 async def test_list_values_with_no_collection_is_empty(run: JobRun) -> None:
     assert (await list_values(run, ListValuesRequest(axis="surprise"))).results == []

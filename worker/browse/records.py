@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
@@ -14,7 +13,14 @@ from learning_memory.shared.contracts.context import KIND_PREFIXES, ContextKind
 from learning_memory.shared.contracts.experiences import collection_for, point_id
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
-from learning_memory.worker.vectors.base import Condition, Filter, MatchValue, Record, VectorStore
+from learning_memory.worker.vectors.base import (
+    Condition,
+    Filter,
+    MatchValue,
+    Record,
+    VectorStore,
+    is_point_id,
+)
 
 READ_PAGE = 1_000
 TEXT_CHARS = 160
@@ -90,15 +96,7 @@ async def items_by_id(store: VectorStore, items: Sequence[str]) -> dict[str, Aud
         collection = COLLECTIONS[kind]
         if not await store.collection_exists(collection):
             continue
-        ids = [p for p in points if _is_uuid(p)]
+        ids = [p for p in points if is_point_id(p)]
         for record in await store.get(collection, ids):
             found[points[record.id]] = audit_item(kind, record)
     return found
-
-
-def _is_uuid(value: str) -> bool:
-    try:
-        uuid.UUID(value)
-    except ValueError:
-        return False
-    return True

@@ -59,6 +59,7 @@ from learning_memory.worker.learning.clusterer import (
 )
 from learning_memory.worker.learning.decay import listed_value
 from learning_memory.worker.learning.value_anchors import shared_anchors
+from learning_memory.worker.recall.hybrid import matches
 from learning_memory.worker.registry import job
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import (
@@ -68,6 +69,7 @@ from learning_memory.worker.vectors.base import (
     PayloadIndexType,
     PointData,
     VectorStore,
+    is_point_id,
 )
 
 log = get_logger(__name__)
@@ -345,9 +347,14 @@ async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResp
     if not await store.collection_exists(VALUES_COLLECTION):
         return ListValuesResponse(results=[], count=0)
     where = Filter((MatchValue("axis", request.axis),) if request.axis else ())
-    # Values are few (one per lesson learned): sort them all, then cut.
-    total = await store.count(VALUES_COLLECTION, where)
-    records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
+    if request.ids:
+        # Point ids are UUIDs; any other id names no value (the store would refuse it).
+        wanted = [value_id for value_id in request.ids if is_point_id(value_id)]
+        records = [r for r in await store.get(VALUES_COLLECTION, wanted) if matches(where, r.payload)]
+    else:
+        # Values are few (one per lesson learned): sort them all, then cut.
+        total = await store.count(VALUES_COLLECTION, where)
+        records = await store.scroll(VALUES_COLLECTION, limit=total + 100, filter=where)
     half_life = run.services.settings.value_half_life_days
     values = [
         listed_value(r.id, r.payload, half_life, members=request.include_members)

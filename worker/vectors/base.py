@@ -162,6 +162,15 @@ class VectorStore(Protocol):
         """Flush and release the store (for Qdrant Edge: its folder lock)."""
 
 
+def is_point_id(value: str) -> bool:
+    """Whether ``value`` names a point at all (a UUID): anything else would be refused."""
+    try:
+        point_id(value)
+    except StorageError:
+        return False
+    return True
+
+
 def point_id(value: str) -> str:
     """The canonical UUID string engines take; StorageError if ``value`` is no UUID."""
     if _CANONICAL_UUID.match(value):  # most ids: 6x cheaper than parsing
