@@ -20,8 +20,10 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+from mcp import Client
 from selenium.webdriver.remote.webdriver import WebDriver
 
+from bench.code import call_tool
 from bench.common import latency_summary_ms, print_table, progress
 from bench.processes import serving
 from bench.scale.seed import seed_experiences, seed_memories
@@ -35,6 +37,7 @@ from learning_memory.shared.settings import load_settings
 RENDER_P95_MS = 300.0
 MAP_DRAWN_MS = 1000.0
 MAP_POINTS = 5000
+AUDIT_AFTER_CHANGE = "/audit after a change"
 PAGES = (
     "",
     "ghap",
@@ -71,6 +74,22 @@ def _time_pages(url: str, renders: int) -> dict[str, list[float]]:
                 samples.append(time.perf_counter() - started)
             times["/" + path] = samples
     return times
+
+
+async def _time_audit_after_changes(url: str, client: Client, changes: int) -> list[float]:
+    """The audit page loaded once after each of ``changes`` new memories: what a person waits
+    for after the store moved on (the first audit of a store, and one read again unchanged, are
+    not this)."""
+    waits = []
+    with httpx.Client(base_url=url, timeout=300) as view:
+        await asyncio.to_thread(view.get, "/audit")
+        for n in range(changes):
+            content = f"Audit bench note {n}: the staging database is reset every Monday at 06:00."
+            await call_tool(client, "store_memory", {"content": content, "category": "fact"})
+            started = time.perf_counter()
+            (await asyncio.to_thread(view.get, "/audit")).raise_for_status()
+            waits.append(time.perf_counter() - started)
+    return waits
 
 
 def _map_ready(driver: WebDriver) -> bool:
@@ -126,6 +145,7 @@ async def _run_in(args: argparse.Namespace, tmp: Path) -> dict[str, Any]:
                 try:
                     maps = await asyncio.to_thread(_time_maps, url)
                     pages = await asyncio.to_thread(_time_pages, url, args.renders)
+                    pages[AUDIT_AFTER_CHANGE] = await _time_audit_after_changes(url, client, 5)
                 except RuntimeError:
                     progress(f"ui: the view's log ends:\n{(tmp / 'ui.log').read_text()[-3000:]}")
                     progress(f"ui: the worker's log ends:\n{(tmp / 'worker.log').read_text()[-3000:]}")
@@ -149,13 +169,15 @@ def _report(measured: dict[str, Any]) -> dict[str, Any]:
     rows = []
     summaries = {path: latency_summary_ms(samples) for path, samples in measured["pages"].items()}
     for path, summary in summaries.items():
-        ok = summary["p95_ms"] <= RENDER_P95_MS
+        # A recomputed audit is work, not a render: told, with no render target.
+        rendered = path != AUDIT_AFTER_CHANGE
+        ok = summary["p95_ms"] <= RENDER_P95_MS or not rendered
         rows.append(
             [
                 path,
                 f"{summary['p50_ms']:.0f} ms",
                 f"{summary['p95_ms']:.0f} ms",
-                f"≤ {RENDER_P95_MS:.0f}",
+                f"≤ {RENDER_P95_MS:.0f}" if rendered else "",
                 "ok" if ok else "OVER",
             ]
         )

@@ -8,6 +8,7 @@ import uuid
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -31,14 +32,14 @@ from learning_memory.shared.contracts.experiences import (
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION, GetClustersRequest, StoreValueRequest
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
 from learning_memory.worker.browse.cluster_map import layouts
-from learning_memory.worker.browse.duplicates import groups
+from learning_memory.worker.browse.duplicates import LOOKED_KEPT, Looked, groups, looked, similar_pairs
 from learning_memory.worker.browse.value_clusters import member_ids
 from learning_memory.worker.jobs.browse import audit, browse_experiences, cluster_map, overview
 from learning_memory.worker.jobs.experiences import axis_texts, persist_experience
 from learning_memory.worker.jobs.learning import clustering, get_clusters, store_value
 from learning_memory.worker.registry import execute
 from learning_memory.worker.services import JobRun
-from learning_memory.worker.vectors.base import PointData
+from learning_memory.worker.vectors.base import Filter, PointData, ScoredRecord, Vector, VectorStore
 from tests.browse_data import entry, persist, record_feedback, remember, write_log
 from tests.helpers import job_run
 
@@ -269,3 +270,60 @@ async def test_what_a_person_set_aside_is_left_out_of_the_audit_but_browsable(
     # Browsing still finds it, with its flag.
     found = await browse_experiences(run, BrowseExperiencesRequest(query=twin.goal, limit=3))
     assert any(hit.ghap_id == "ghap_twin" and hit.wrong for hit in found.results)
+
+
+class _Counting:
+    """The store, counting the neighbour searches made of it."""
+
+    def __init__(self, inner: VectorStore) -> None:
+        self.inner = inner
+        self.searches = 0
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def search(self, collection: str, vector: Vector, **options: Any) -> list[ScoredRecord]:
+        self.searches += 1
+        found: list[ScoredRecord] = await self.inner.search(collection, vector, **options)
+        return found
+
+
+async def test_a_second_look_searches_only_the_records_that_changed(run: JobRun) -> None:
+    first, twin, other = await remember(
+        run,
+        "The deploy script reads AWS_PROFILE from the environment",
+        "the deploy script reads AWS_PROFILE from the environment.",
+        "Tests need the fake clock fixture",
+    )
+    store = _Counting(await run.services.vectors())
+    kept = Looked()
+    found = await similar_pairs(store, MEMORIES, Filter(), 0.9, 100, kept)
+    assert store.searches == 3
+    assert set(found.similar) == {tuple(sorted((first.id, twin.id)))}
+
+    store.searches = 0
+    again = await similar_pairs(store, MEMORIES, Filter(), 0.9, 100, kept)
+    assert store.searches == 0 and again.similar == found.similar
+
+    # A new copy is searched, and so is a record whose vector changed (edited to say the same).
+    [third] = await remember(run, "The deploy script reads AWS_PROFILE from the environment!")
+    [point] = await store.get(MEMORIES, [first.id], with_vectors=True)
+    [changed] = await store.get(MEMORIES, [other.id])
+    await store.upsert(MEMORIES, [PointData(other.id, point.vector, changed.payload)])
+    store.searches = 0
+    later = await similar_pairs(store, MEMORIES, Filter(), 0.9, 100, kept)
+    assert store.searches == 2
+    assert {pair for pair in later.similar if other.id in pair} == {
+        tuple(sorted((other.id, first.id))),
+        tuple(sorted((other.id, twin.id))),
+        tuple(sorted((other.id, third.id))),
+    }
+
+
+def test_the_kept_looks_are_per_place_and_bounded() -> None:
+    one = looked("/data/a", MEMORIES, Filter())
+    assert looked("/data/a", MEMORIES, Filter()) is one
+    assert looked("/data/b", MEMORIES, Filter()) is not one
+    for n in range(LOOKED_KEPT):
+        looked(f"/data/many-{n}", MEMORIES, Filter())
+    assert looked("/data/a", MEMORIES, Filter()) is not one  # the least recently used went

@@ -18,7 +18,7 @@ from learning_memory.shared.contracts.browse import (
 from learning_memory.shared.contracts.context import ContextKind, item_id
 from learning_memory.shared.contracts.experiences import AXES
 from learning_memory.shared.contracts.learning import cluster_id
-from learning_memory.worker.browse.duplicates import duplicate_list
+from learning_memory.worker.browse.duplicates import duplicate_list, looked
 from learning_memory.worker.browse.memo import kept
 from learning_memory.worker.browse.records import (
     COLLECTIONS,
@@ -129,6 +129,7 @@ async def _audit(run: JobRun, request: AuditRequest) -> AuditResponse:
             request.scan_limit,
             request.limit,
             lambda record: audit_item(kind, record),
+            looked(str(run.services.settings.data_dir), COLLECTIONS[kind], where),
         )
 
     return AuditResponse(
