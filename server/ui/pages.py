@@ -136,15 +136,22 @@ async def clusters(request: Request) -> Response:
 async def values(request: Request) -> Response:
     axis: Axis | None = params.choice(request.query_params, "axis", Axis)
     retired = params.text(request.query_params, "retired", 10) is not None
+    offset = params.number(request.query_params, "offset", 0, 0, 10**6)
+    # One more than a page: whether there is a next one.
     found = await run_job(
-        request, LIST_VALUES, ListValuesRequest(axis=axis, limit=100, include_retired=retired)
+        request,
+        LIST_VALUES,
+        ListValuesRequest(axis=axis, limit=PAGE_SIZE + 1, offset=offset, include_retired=retired),
     )
     # Values imported from another project that did not validate here: shown, never counted.
     suggested = await asyncio.to_thread(load_suggestions, suggestions_path(ui_state(request).settings))
     return page(
         request,
         "values.html",
-        values=found.results,
+        values=found.results[:PAGE_SIZE],
+        more=len(found.results) > PAGE_SIZE,
+        offset=offset,
+        page_size=PAGE_SIZE,
         axis=axis or "",
         axes=AXES,
         retired=retired,

@@ -140,6 +140,7 @@ class ValueRecord(Contract):
 class ListValuesRequest(Contract):
     axis: Axis | None = None
     limit: int = Field(default=20, ge=1, le=100)
+    offset: int = Field(default=0, ge=0, le=1_000_000)  # the first ones skipped (a page further)
     include_retired: bool = False  # retired values too (curation); by default they are left out
     # The experiences each was validated against (the web view's evidence); the tool leaves them out.
     include_members: bool = False

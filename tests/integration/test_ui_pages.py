@@ -32,6 +32,7 @@ PAGES = [
     "/clusters?axis=full",
     "/values",
     "/values?axis=full",
+    "/values?offset=50",
     "/memories",
     "/memories?q=how+do+we+ship+a+release",
     "/memories?category=fact",
@@ -108,6 +109,7 @@ def test_cluster_members_as_json(view: tuple[TestClient, Store, Path]) -> None:
     ("path", "status", "words"),
     [
         ("/memories?offset=minus", 400, "offset must be a whole number"),
+        ("/values?offset=-3", 400, "offset must be"),
         ("/memories?category=gossip", 400, "category must be one of"),
         ("/experiences?axis=sideways", 400, "axis must be one of"),
         ("/experiences?from=yesterday", 400, "from must be a date like"),
@@ -221,6 +223,13 @@ def test_curate_and_undo_through_the_forms(view: tuple[TestClient, Store, Path])
     assert missing.status_code == 404
     lonely = client.post("/memories/merge", data={**fields, "ids": target})
     assert lonely.status_code == 400 and "at least two" in lonely.text
+
+
+def test_values_beyond_a_page_say_so(view: tuple[TestClient, Store, Path]) -> None:
+    client, store, _ = view
+    assert "No more values." in client.get("/values?offset=50").text
+    first = client.get("/values").text
+    assert store.value_id in first and 'class="pager"' not in first  # one value: one page
 
 
 def test_suggested_values_are_shown_apart(view: tuple[TestClient, Store, Path]) -> None:

@@ -227,6 +227,8 @@ async def test_list_values_by_cluster_size_then_newest(stored: JobRun) -> None:
     assert found.clusters[0].size >= found.clusters[1].size
     assert [v.id for v in listed] == [big_new.id, big_old.id, small_old.id]
     assert [v.id for v in (await list_values(stored, ListValuesRequest(limit=1))).results] == [big_new.id]
+    further = ListValuesRequest(limit=1, offset=1)
+    assert [v.id for v in (await list_values(stored, further)).results] == [big_old.id]
     assert (await list_values(stored, ListValuesRequest(axis="strategy"))).count == 0
     envelope = await execute(LIST_VALUES, {"axis": "full", "limit": 2}, stored)
     assert [v["id"] for v in envelope["ok"]["results"]] == [big_new.id, big_old.id]

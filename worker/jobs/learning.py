@@ -363,5 +363,5 @@ async def list_values(run: JobRun, request: ListValuesRequest) -> ListValuesResp
     ]
     # What many experiences bore out lately first: an old lesson nothing repeated sinks.
     values.sort(key=lambda v: (-v.support * v.weight, -v.created_at.timestamp(), v.id))
-    chosen = values[: request.limit]
+    chosen = values[request.offset : request.offset + request.limit]
     return ListValuesResponse(results=chosen, count=len(chosen))
