@@ -120,6 +120,10 @@ async def test_the_map_has_get_clusters_labels_and_keeps_its_layout(
     # The same clustering: the layout is read, not computed; a project's map is a part of it.
     again = await cluster_map(run, ClusterMapRequest(axis="full"))
     assert again.cached and again.points == found.points and layouts(run.services).computed == 1
+    assert again.points[0] is found.points[0]  # the points kept, not read again
+    await remember(run, "A memory stored meanwhile changes the store: the points are read again")
+    reread = await cluster_map(run, ClusterMapRequest(axis="full"))
+    assert reread.points == found.points and reread.points[0] is not found.points[0]
     only_b = await cluster_map(run, ClusterMapRequest(axis="full", project="repo-b"))
     assert {p.id for p in only_b.points} == {
         p.id for p in found.points if p.ghap_id in _ids(stored, "repo-b")

@@ -13,6 +13,7 @@ import asyncio
 import time
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.learning import cluster_id
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.allocator import give_back
+from learning_memory.worker.browse.memo import store_state
 from learning_memory.worker.browse.records import all_records, project_filter
 from learning_memory.worker.browse.value_clusters import value_standings
 from learning_memory.worker.jobs.learning import _read_points, clustering
@@ -139,18 +141,38 @@ def _point(record: Record, place: tuple[float, float], label: int) -> MapPoint:
     )
 
 
+# A map's points, kept while its layout and the store are as they were (``memo.store_state``):
+# reading every experience's goal again was most of a warm map's time. A few maps at a time.
+POINTS_KEPT = 8
+_POINTS: dict[tuple[Any, ...], tuple[Layout, list[MapPoint]]] = {}
+
+
+async def _points(
+    run: JobRun, request: ClusterMapRequest, found: Clustering, laid_out: Layout
+) -> list[MapPoint]:
+    key = (request.axis, request.project, found.clustering_id, await store_state(run))
+    kept = _POINTS.pop(key, None)
+    if kept is None or kept[0] is not laid_out:
+        labels = {found.point_ids[i]: c.label for c in found.clusters for i in c.members}
+        store = await run.services.vectors()
+        where = project_filter(request.project)
+        records = await all_records(store, collection_for(request.axis), where, MAP_FIELDS)
+        points = [
+            _point(record, laid_out.places[record.id], labels.get(record.id, -1))
+            for record in records
+            if record.id in laid_out.places
+        ]
+        kept = (laid_out, points)
+    _POINTS[key] = kept  # the most recently used last
+    while len(_POINTS) > POINTS_KEPT:
+        del _POINTS[next(iter(_POINTS))]
+    return kept[1]
+
+
 async def cluster_map(run: JobRun, request: ClusterMapRequest) -> ClusterMapResponse:
     found = await clustering(run, request.axis)
     laid_out, cached = await layouts(run.services).get(run, found)
-    labels = {found.point_ids[i]: c.label for c in found.clusters for i in c.members}
-    store = await run.services.vectors()
-    where = project_filter(request.project)
-    records = await all_records(store, collection_for(request.axis), where, MAP_FIELDS)
-    points = [
-        _point(record, laid_out.places[record.id], labels.get(record.id, -1))
-        for record in records
-        if record.id in laid_out.places
-    ]
+    points = await _points(run, request, found, laid_out)
     shown = {point.id: point for point in points}
     values: dict[int, list[MapValue]] = {}
     for standing in await value_standings(run, request.axis):
