@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from learning_memory.server.hooks.session_brief import MAX_VALUES, VALUES_CACHE
 from learning_memory.server.journal.files import atomic_write
@@ -19,9 +18,6 @@ from learning_memory.shared.contracts.learning import LIST_VALUES, ListValuesReq
 from learning_memory.shared.errors import LmsError
 from learning_memory.shared.log import get_logger
 from learning_memory.shared.settings import Settings
-
-if TYPE_CHECKING:
-    from learning_memory.server.services.lifespan import AppServices
 
 log = get_logger(__name__)
 FIELDS = ("id", "text", "axis", "cluster_id", "cluster_size", "created_at")
@@ -37,10 +33,6 @@ def write_values_cache(data_dir: Path, values: list[ValueRecord]) -> None:
         atomic_write(path, json.dumps(rows).encode(), durable=False)
     except OSError as exc:  # only the brief is poorer for it
         log.warning("values_cache.write_failed", path=str(path), error=str(exc))
-
-
-async def refresh_values_cache(app: AppServices) -> None:
-    await refresh_values_file(app.jobs, app.settings)
 
 
 async def refresh_values_file(jobs: Transport, settings: Settings) -> None:

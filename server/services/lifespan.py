@@ -12,7 +12,7 @@ from typing import Any
 from mcp.server.mcpserver import Context, MCPServer
 
 from learning_memory.server.capture.recorder import Recorder
-from learning_memory.server.hooks.values_cache import refresh_values_cache
+from learning_memory.server.hooks.values_cache import refresh_values_file
 from learning_memory.server.journal.journal import Journal
 from learning_memory.server.loops.store import LoopStore
 from learning_memory.server.services.persistence import keep_draining
@@ -83,7 +83,9 @@ def make_lifespan(
             # Values stored from another session or machine reach this project's next brief. In
             # inline mode only this process writes values (and refreshes the cache as it does), and
             # asking at start would load the vector store into the server for nothing.
-            background.append(asyncio.create_task(refresh_values_cache(app), name="values-cache"))
+            background.append(
+                asyncio.create_task(refresh_values_file(app.jobs, app.settings), name="values-cache")
+            )
         try:
             yield app
         finally:

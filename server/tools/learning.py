@@ -17,7 +17,7 @@ from mcp.server.mcpserver import Context
 from pydantic import Field
 
 from learning_memory.server.background import spawn
-from learning_memory.server.hooks.values_cache import refresh_values_cache
+from learning_memory.server.hooks.values_cache import refresh_values_file
 from learning_memory.server.services import AppServices, app_services, await_job
 from learning_memory.server.services.inputs import utf8_safe
 from learning_memory.server.tool_answers import Answer, Results
@@ -155,7 +155,8 @@ async def store_value(
         id=str(uuid.uuid4()), text=checked, axis=axis, label=label, created_at=datetime.now(UTC)
     )
     stored = await await_job(ctx, STORE_VALUE, request)
-    spawn(refresh_values_cache(app_services(ctx)), name="values-cache")
+    app = app_services(ctx)
+    spawn(refresh_values_file(app.jobs, app.settings), name="values-cache")
     return Value.pick(stored)
 
 

@@ -19,7 +19,7 @@ from starlette.routing import Route
 from learning_memory.server.hooks.values_cache import refresh_values_file
 from learning_memory.server.ui import params
 from learning_memory.server.ui.access import same_secret
-from learning_memory.server.ui.app_state import run_job, ui_state
+from learning_memory.server.ui.app_state import jobs, run_job, ui_state
 from learning_memory.shared.contracts.curation import (
     DELETE_MEMORY_RECORDED,
     MARK_EXPERIENCE,
@@ -133,9 +133,7 @@ async def value_state(request: Request) -> Response:
 async def _refresh_brief_values(request: Request) -> None:
     """The SessionStart brief reads the strongest values from a file the server keeps: a retired
     value leaves it now, a restored one comes back."""
-    state = ui_state(request)
-    if state.transport is not None:
-        await refresh_values_file(state.transport, state.settings)
+    await refresh_values_file(jobs(request), ui_state(request).settings)
 
 
 async def experience_mark(request: Request) -> Response:

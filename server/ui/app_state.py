@@ -40,13 +40,19 @@ def ui_state(request: Request) -> UiState:
     return state
 
 
+def jobs(request: Request) -> Transport:
+    """The view's job transport; UnavailableError while the view is still starting."""
+    transport = ui_state(request).transport
+    if transport is None:
+        raise UnavailableError("the view is still starting; reload in a moment")
+    return transport
+
+
 async def run_job(
     request: Request, spec: JobSpec[Any, Resp], job_request: BaseModel, budget_s: float = PAGE_BUDGET_S
 ) -> Resp:
     """A job for a page or a form, through the same transport (and so the same jobs) as the tools."""
-    transport = ui_state(request).transport
-    if transport is None:
-        raise UnavailableError("the view is still starting; reload in a moment")
+    transport = jobs(request)
     try:
         return await transport.run(spec, job_request, budget_s=budget_s)
     except JobStillRunning as exc:

@@ -29,7 +29,7 @@ from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.learning import cluster_id
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.allocator import give_back
-from learning_memory.worker.browse.memo import store_state
+from learning_memory.worker.browse.memo import Recent, store_state
 from learning_memory.worker.browse.records import all_records, project_filter
 from learning_memory.worker.browse.value_clusters import value_standings
 from learning_memory.worker.jobs.learning import _read_points, clustering
@@ -144,14 +144,14 @@ def _point(record: Record, place: tuple[float, float], label: int) -> MapPoint:
 # A map's points, kept while its layout and the store are as they were (``memo.store_state``):
 # reading every experience's goal again was most of a warm map's time. A few maps at a time.
 POINTS_KEPT = 8
-_POINTS: dict[tuple[Any, ...], tuple[Layout, list[MapPoint]]] = {}
+_POINTS: Recent[tuple[Any, ...], tuple[Layout, list[MapPoint]]] = Recent(POINTS_KEPT)
 
 
 async def _points(
     run: JobRun, request: ClusterMapRequest, found: Clustering, laid_out: Layout
 ) -> list[MapPoint]:
     key = (request.axis, request.project, found.clustering_id, await store_state(run))
-    kept = _POINTS.pop(key, None)
+    kept = _POINTS.get(key)
     if kept is None or kept[0] is not laid_out:
         labels = {found.point_ids[i]: c.label for c in found.clusters for i in c.members}
         store = await run.services.vectors()
@@ -163,9 +163,7 @@ async def _points(
             if record.id in laid_out.places
         ]
         kept = (laid_out, points)
-    _POINTS[key] = kept  # the most recently used last
-    while len(_POINTS) > POINTS_KEPT:
-        del _POINTS[next(iter(_POINTS))]
+        _POINTS.put(key, kept)
     return kept[1]
 
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from learning_memory.shared.contracts.browse import AuditItem, DuplicateGroup, DuplicateList, DuplicatePair
+from learning_memory.worker.browse.memo import Recent
 from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.vectors.base import Filter, Record, VectorStore
 
@@ -43,19 +44,17 @@ class Looked:
     neighbours: dict[str, tuple[int, tuple[tuple[str, float], ...]]] = field(default_factory=dict)
 
 
-_LOOKED: dict[tuple[str, str, Filter], Looked] = {}
+_LOOKED: Recent[tuple[str, str, Filter], Looked] = Recent(LOOKED_KEPT)
 
 
 def looked(place: str, collection: str, where: Filter) -> Looked:
     """The neighbours kept from the last scan of ``collection`` under ``where`` in the data folder
     ``place``; a fresh (empty) one when there was none lately."""
     key = (place, collection, where)
-    found = _LOOKED.pop(key, None)
+    found = _LOOKED.get(key)
     if found is None or time.monotonic() - found.started > LOOKED_MAX_AGE_S:
         found = Looked()
-    _LOOKED[key] = found  # the most recently used last
-    while len(_LOOKED) > LOOKED_KEPT:
-        del _LOOKED[next(iter(_LOOKED))]
+        _LOOKED.put(key, found)
     return found
 
 
