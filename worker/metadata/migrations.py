@@ -9,6 +9,16 @@ from __future__ import annotations
 
 import sqlite3
 
+# The collections recall has a keyword side for (worker.recall.texts.COLLECTIONS, as of migration 11).
+_RECALL_COLLECTIONS = (
+    "memories",
+    "values",
+    "experiences_full",
+    "experiences_strategy",
+    "experiences_surprise",
+    "experiences_root_cause",
+)
+
 MIGRATIONS: tuple[str, ...] = (
     # 1: the embedding cache (so no text is embedded twice, across restarts) and the
     # bookkeeping that makes indexing incremental: file hashes and commit watermarks.
@@ -156,15 +166,32 @@ MIGRATIONS: tuple[str, ...] = (
         INSERT INTO recall_fts_{name}(recall_fts_{name}, rowid, text) VALUES ('delete', old.id, old.text);
     END;
     """
-        for name in (
-            "memories",
-            "values",
-            "experiences_full",
-            "experiences_strategy",
-            "experiences_surprise",
-            "experiences_root_cause",
-        )
+        for name in _RECALL_COLLECTIONS
     ),
+    # 12: the keyword side ranks in the worker's memory (worker.recall.postings); the FTS5 indexes
+    # go, and every change of the rows is logged, so that an index in any process catches up.
+    "".join(
+        f"""
+    DROP TRIGGER recall_rows_insert_{name};
+    DROP TRIGGER recall_rows_delete_{name};
+    DROP TABLE recall_fts_{name};
+    """
+        for name in _RECALL_COLLECTIONS
+    )
+    + """
+    CREATE TABLE recall_log (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        collection TEXT NOT NULL,
+        row_id INTEGER NOT NULL,
+        added INTEGER NOT NULL
+    );
+    CREATE TRIGGER recall_rows_logged_insert AFTER INSERT ON recall_rows BEGIN
+        INSERT INTO recall_log (collection, row_id, added) VALUES (new.collection, new.id, 1);
+    END;
+    CREATE TRIGGER recall_rows_logged_delete AFTER DELETE ON recall_rows BEGIN
+        INSERT INTO recall_log (collection, row_id, added) VALUES (old.collection, old.id, 0);
+    END;
+    """,
 )
 
 SCHEMA_VERSION = len(MIGRATIONS)

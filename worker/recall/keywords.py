@@ -1,20 +1,21 @@
 """The keyword side's rows: one per memory, value and experience point, in the worker's SQLite
-(``recall_rows``, an FTS5 index per collection kept in step by triggers; migration 11).
+(``recall_rows``; every change logged in ``recall_log`` by triggers, migration 12).
 
-Writes replace a point's row (a retried job writes the same row again). A search asks one
-collection's index with the query's words joined by OR and BM25 ranks the matches; the caller
-applies its filters to what comes back.
+Writes replace a point's row (a retried job writes the same row again). A search ranks one
+collection's rows holding any of the query's words by BM25 (``worker.recall.postings``, an
+index in memory that catches up with the log first); the caller applies its filters to what
+comes back.
 """
 
 from __future__ import annotations
 
-import math
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from learning_memory.worker.metadata.store import MetadataStore
+from learning_memory.worker.recall import postings
 from learning_memory.worker.recall.texts import COLLECTIONS
 
 # Words that carry no meaning of their own in a question or a note: matching them only adds noise.
@@ -34,15 +35,15 @@ def terms(text: str) -> list[str]:
     return list(dict.fromkeys(word for word in words if word not in STOPWORDS))
 
 
-def table(collection: str) -> str:
+def known(collection: str) -> str:
     if collection not in COLLECTIONS:
         raise ValueError(f"No keyword index for collection {collection!r}")
-    return f"recall_fts_{collection}"
+    return collection
 
 
 async def put(metadata: MetadataStore, collection: str, rows: Sequence[tuple[str, str]]) -> None:
     """Write (point id, text) rows of ``collection``, replacing what those points had."""
-    table(collection)
+    known(collection)
     if not rows:
         return
 
@@ -55,19 +56,21 @@ async def put(metadata: MetadataStore, collection: str, rows: Sequence[tuple[str
             "INSERT INTO recall_rows (collection, point_id, text) VALUES (?, ?, ?)",
             [(collection, point, text) for point, text in rows],
         )
+        postings.prune_log(conn)
 
     await metadata.transaction(write)
 
 
 async def drop(metadata: MetadataStore, collection: str, ids: Iterable[str]) -> None:
-    table(collection)
+    known(collection)
     doomed = [(collection, point) for point in ids]
+
+    def write(conn: sqlite3.Connection) -> None:
+        conn.executemany("DELETE FROM recall_rows WHERE collection = ? AND point_id = ?", doomed)
+        postings.prune_log(conn)
+
     if doomed:
-        await metadata.transaction(
-            lambda conn: conn.executemany(
-                "DELETE FROM recall_rows WHERE collection = ? AND point_id = ?", doomed
-            )
-        )
+        await metadata.transaction(write)
 
 
 async def point_ids(metadata: MetadataStore, collection: str) -> set[str]:
@@ -96,37 +99,16 @@ class Matches:
 NO_MATCHES = Matches([], 0.0)
 
 
-def _quoted(word: str) -> str:
-    # Each word quoted: FTS5 would read OR, NOT, NEAR or a colon as its own syntax.
-    return '"' + word.replace('"', '""') + '"'
-
-
 async def search(metadata: MetadataStore, collection: str, words: Sequence[str], limit: int) -> Matches:
     """The best matches for ``words`` in ``collection``."""
-    fts = table(collection)
+    index = postings.index_for(metadata, known(collection))
     if not words or limit <= 0:
         return NO_MATCHES
-    match = " OR ".join(_quoted(word) for word in words)
-    sql = (
-        f"SELECT r.point_id, m.s FROM (SELECT rowid AS id, bm25({fts}) AS s FROM {fts}"
-        f" WHERE {fts} MATCH ? ORDER BY s LIMIT ?) AS m JOIN recall_rows AS r ON r.id = m.id ORDER BY m.s"
-    )
 
     def run(conn: sqlite3.Connection) -> Matches:
-        # bm25() is lower for better matches; negated so that higher is better, as for cosine.
-        hits = [(str(point), -float(score)) for point, score in conn.execute(sql, (match, limit))]
-        if not hits:
-            return NO_MATCHES
-        total = conn.execute("SELECT count(*) FROM recall_rows WHERE collection = ?", (collection,))
-        documents = int(total.fetchone()[0])
-        best = 0.0
-        for word in words:  # FTS5's own IDF, with the tokenizer's stemming applied to the word
-            (holding,) = conn.execute(
-                f"SELECT count(*) FROM {fts} WHERE {fts} MATCH ?", (_quoted(word),)
-            ).fetchone()
-            # A word no record holds counts too: a record matching only the query's other words
-            # matches that much less of it.
-            best += max(math.log((documents - holding + 0.5) / (holding + 0.5)), 1e-6)
-        return Matches(hits, best)
+        with index.lock:
+            index.catch_up(conn)
+            hits, best = index.search(words, limit)
+        return Matches(hits, best) if hits else NO_MATCHES
 
     return await metadata.read(run)
