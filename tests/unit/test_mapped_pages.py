@@ -1,4 +1,5 @@
-"""The store's write-ahead log is handed back to the page cache: after a load and as writes go."""
+"""The store's write-ahead log and payload indexes are handed back to the page cache: after a load
+and as writes go."""
 
 from __future__ import annotations
 
@@ -20,6 +21,9 @@ MAPS = """\
 7f00003000-7f00004000 rw-p 00000000 fe:00 3 /data/vectors/memories/wal/open-2
 7f00004000-7f00005000 rw-s 00000000 fe:00 4 /data/vectors/memories/wal2/open-1
 7f00005000-7f00006000 rw-p 00000000 00:00 0
+7f00006000-7f00007000 rw-s 00000000 fe:00 5 /data/vectors/memories/segments/s1/payload_index/x-map/page_0.dat
+7f00007000-7f00008000 rw-s 00000000 fe:00 6 /data/vectors/memories/segments/s1/vector_storage/chunk_0.mmap
+7f00008000-7f00009000 rw-s 00000000 fe:00 7 /data/vectors/memories/payload_index.json
 """
 linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc and madvise")
 
@@ -27,6 +31,12 @@ linux_only = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/p
 def test_only_shared_mappings_of_files_in_the_folder_are_chosen() -> None:
     found = mapped_pages.shared_mappings(Path("/data/vectors/memories/wal"), MAPS)
     assert found == [(0x7F00000000, 0x7F00001000), (0x7F00001000, 0x7F00003000)]
+
+
+def test_within_chooses_files_inside_folders_of_those_names() -> None:
+    found = mapped_pages.shared_mappings(Path("/data/vectors/memories"), MAPS, edge.HANDED_BACK)
+    # The log's files and the payload index's pages; not the vectors, nor a file named like one.
+    assert found == [(0x7F00000000, 0x7F00001000), (0x7F00001000, 0x7F00003000), (0x7F00006000, 0x7F00007000)]
 
 
 def _resident_kib(folder: Path) -> tuple[int, int]:
@@ -49,13 +59,19 @@ def _points(count: int) -> list[PointData]:
     return [PointData(str(uuid.uuid4()), rows[i], {"text": "x" * 200, "i": i}) for i in range(count)]
 
 
-async def _load_and_measure(folder: Path) -> int:
+def _payload_index_kib(folder: Path) -> int:
+    """Resident KiB of this process's mappings of the payload indexes under ``folder``."""
+    segments = folder / "memories" / "segments"
+    return sum(_resident_kib(index.resolve())[1] for index in segments.glob("*/payload_index"))
+
+
+async def _load_and_measure(folder: Path) -> tuple[int, int]:
     store = await EdgeVectorStore.open(folder)
     try:
         mapped, resident = _resident_kib((folder / "memories" / edge.WAL).resolve())
         assert mapped > 4_096  # the log is mapped (and read in full to load)
         assert await store.count("memories") == 3_000  # nothing was lost
-        return resident
+        return resident, _payload_index_kib(folder)
     finally:
         await store.close()
 
@@ -65,16 +81,17 @@ async def test_a_loaded_store_keeps_little_of_its_log_resident(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = await EdgeVectorStore.open(tmp_path)
-    await store.ensure_collection(CollectionSpec("memories", 16))
+    await store.ensure_collection(CollectionSpec("memories", 16, indexes={"i": "integer"}))
     await store.upsert("memories", _points(3_000))
     await store.close()
 
     monkeypatch.setattr(mapped_pages._State, "supported", False)
-    kept = await _load_and_measure(tmp_path)
+    kept, index_kept = await _load_and_measure(tmp_path)
     monkeypatch.setattr(mapped_pages._State, "supported", True)
-    handed_back = await _load_and_measure(tmp_path)
+    handed_back, index_handed_back = await _load_and_measure(tmp_path)
     assert kept > 512  # KiB: what the load read stays resident...
     assert handed_back < kept // 4  # ...unless it is handed back
+    assert index_kept > 64 and index_handed_back < index_kept // 4  # the payload index pages too
 
 
 @linux_only
@@ -83,8 +100,9 @@ async def test_writes_page_the_log_out_every_so_many_points(
 ) -> None:
     asked: list[Path] = []
 
-    def page_out(folder: Path) -> int:
+    def page_out(folder: Path, within: object = None) -> int:
         asked.append(folder)
+        assert within == edge.HANDED_BACK
         return 0
 
     monkeypatch.setattr(mapped_pages, "page_out", page_out)
@@ -96,7 +114,7 @@ async def test_writes_page_the_log_out_every_so_many_points(
         assert asked == []
         await store.upsert("memories", points[10:])
         await store.delete("memories", [p.id for p in points[: edge.PAGE_OUT_EVERY]])
-        assert asked == [tmp_path / "memories" / edge.WAL] * 2
+        assert asked == [tmp_path / "memories"] * 2
     finally:
         await store.close()
 

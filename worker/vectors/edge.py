@@ -22,8 +22,9 @@ bench vectors``; docs/benchmarks.md has the figures):
 - **Memory**: vectors, payloads and the id tracker are ``Memory.Cold`` (mapped, read when
   touched; ``Cached`` reads every file in full when a shard loads, the unused tail of each
   vector chunk included). The write-ahead log cannot be configured: the shard reads all of it
-  on load and every write passes through it, so its mapped pages are handed back to the page
-  cache after a load and every ``PAGE_OUT_EVERY`` points written (``mapped_pages``).
+  on load and every write passes through it, so its mapped pages, and those of the payload
+  indexes (read whole on load too), are handed back to the page cache after a load and every
+  ``PAGE_OUT_EVERY`` points written (``mapped_pages``).
 - The shard locks its WAL ("WouldBlock" on a second load), per collection and cryptically: the
   store takes one ``flock`` on ``<root>/.lock``, with a clear message for a second process.
 - ``MatchValue(True)`` becomes the integer 1 and matches nothing: bools go as ``numpy.bool_``.
@@ -70,6 +71,8 @@ WRITE_CHUNK = 256
 OPTIMIZE_EVERY = 4096
 PAGE_OUT_EVERY = 2048
 WAL = "wal"
+# What the store maps but a search reads little of: handed back after a load and as writes go.
+HANDED_BACK = (WAL, "payload_index")
 # Writes must pause this long before a background optimisation starts.
 QUIET_S = 1.0
 _NAME = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$")
@@ -117,11 +120,12 @@ class _Collection:
         return _engine(f"{what} in collection '{self.name}'", fn, *args)
 
     def wrote(self, count: int, folder: Path) -> None:
-        """Count writes (under the write lock); every PAGE_OUT_EVERY, hand the WAL's pages back."""
+        """Count writes (under the write lock); every PAGE_OUT_EVERY, hand the WAL's and the
+        payload indexes' pages back."""
         self.unreleased += count
         if self.unreleased >= PAGE_OUT_EVERY:
             self.unreleased = 0
-            mapped_pages.page_out(folder / WAL)
+            mapped_pages.page_out(folder, HANDED_BACK)
 
     def query(
         self,
@@ -398,7 +402,7 @@ class EdgeVectorStore:
         config = self._config(dimension, half_precision)
         shard = await asyncio.to_thread(_engine, f"load '{name}'", load, str(path), config)
         coll = self._collections[name] = _Collection(name, shard, dimension, self._optimize_every)
-        mapped_pages.page_out(path / WAL)  # read in full to load; not again until the next load
+        mapped_pages.page_out(path, HANDED_BACK)  # read in full to load; little read again
         info = coll.call("read info", shard.info)
         # A first pass after loading: vacuums, and indexes what an earlier run left (with HNSW on).
         self._note_writes(coll, max(info.points_count - info.indexed_vectors_count, 0))
