@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import os
 import socket
@@ -63,6 +64,7 @@ class WorkerServices:
         self._vectors: Lazy[VectorStore] = Lazy(self._open_vectors)
         self._collections: set[str] = set()
         self._filler: VectorFiller | None = None
+        self._warming: asyncio.Task[None] | None = None
         # Per project and repository; shared with other workers once connected to Redis.
         self.locks = Locks()
         # Each experience axis's clustering, and the versions it is kept by (shared likewise).
@@ -131,6 +133,11 @@ class WorkerServices:
         await self._metadata.get()
         await self._vectors.get()
         self._embedder.start()
+        # The keyword indexes the hooks search are read into memory now, not by the first
+        # prompt after a start, which would outlast its budget and quieten the hooks.
+        from learning_memory.worker.recall.keywords import warm
+
+        self._warming = asyncio.create_task(warm(await self.metadata()), name="keyword-warm-up")
         # Units a previous worker left without vectors (killed mid-fill) are filled now.
         filler = self.vector_filler()
         if filler is not None:
@@ -173,6 +180,9 @@ class WorkerServices:
 
     async def close(self) -> None:
         """Release what the services hold; called once at shutdown."""
+        if self._warming is not None:
+            self._warming.cancel()
+            await asyncio.gather(self._warming, return_exceptions=True)
         if self._filler is not None:
             await self._filler.close()
         for lazy in (self._vectors, self._metadata):

@@ -11,7 +11,7 @@ from typing import Any
 from mcp import Client
 
 from bench.code import call_tool
-from bench.common import BenchError, latency_summary_ms
+from bench.common import BenchError, latency_summary_ms, progress, wait_until
 from bench.context.latency import PYTEST_FAIL, PYTEST_PASS
 from bench.ghap import _start
 from bench.scale.seed import FILES, seed_experiences
@@ -68,11 +68,26 @@ async def _clusterable(client: Client, axis: str) -> bool:
     return True
 
 
+async def _prompt_answers(client: Client, project: Path) -> bool:
+    answer = await call_tool(client, "hook_prompt_context", _hooks(project)["hook_prompt_context"](-1))
+    return bool(answer)
+
+
 async def time_hooks(client: Client, project: Path, calls: int) -> dict[str, list[float]]:
+    # Warm until the prompt hook answers: a hook past its budget (a worker's cold start) leaves
+    # the hooks quiet for a while, and quiet answers at once, with nothing.
+    waited = await wait_until(
+        lambda: _prompt_answers(client, project), timeout_s=120, what="a prompt hook's answer", interval_s=1.0
+    )
+    progress(f"scale: the prompt hook answered after {waited:.1f} s")
     found: dict[str, list[float]] = {}
     for tool, arguments in _hooks(project).items():
         await call_tool(client, tool, arguments(calls))  # warm
         found[tool] = [await _timed(client, tool, arguments(i)) for i in range(calls)]
+    # Had one timed call outlasted the budget, those after it would have been quiet, not fast.
+    answered = [await _prompt_answers(client, project) for _ in range(3)]
+    if not all(answered):
+        raise BenchError("the prompt hook went quiet while it was timed: its figures are not answers")
     return found
 
 

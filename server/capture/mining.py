@@ -1,9 +1,11 @@
 """Asking the worker to mine a session's log, in the background, never holding up a hook.
 
-Triggered when the agent stops, before a compaction, at the session's end and when a new prompt
-starts. While a mining job for the session is queued or running, another trigger joins it
-(the next trigger mines what came after). With no worker or no Redis, nothing is mined now:
-the log keeps every event, and the next trigger that reaches a worker mines all of it.
+Triggered when the agent stops, before a compaction, at the session's end, and when a new
+prompt starts if something other than prompts was logged since mining was last asked (a prompt
+after a prompt settles nothing, and the job would only compete with the prompt hook's search).
+While a mining job for the session is queued or running, another trigger joins it (the next
+trigger mines what came after). With no worker or no Redis, nothing is mined now: the log keeps
+every event, and the next trigger that reaches a worker mines all of it.
 """
 
 from __future__ import annotations
@@ -23,10 +25,11 @@ if TYPE_CHECKING:
 log = get_logger(__name__)
 
 
-async def mine_soon(app: AppServices, session_id: str, where: Place) -> None:
+async def mine_soon(app: AppServices, session_id: str, where: Place) -> bool:
+    """Queue the session's mining (or join the one queued); whether the worker will mine it."""
     path = app.capture.log.path(where.project, session_id)
     if not path.exists():
-        return
+        return False
     request = MineSessionRequest(log_path=str(path), session_id=session_id, project=where.project)
     try:
         with contextlib.suppress(JobStillRunning):
@@ -35,3 +38,6 @@ async def mine_soon(app: AppServices, session_id: str, where: Place) -> None:
             )
     except LmsError as exc:
         log.info("capture.mining_not_queued", session_id=session_id, error=exc.message)
+        return False
+    app.capture.mined(session_id, where)
+    return True

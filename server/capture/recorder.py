@@ -29,6 +29,9 @@ log = get_logger(__name__)
 # Commands after which a moved HEAD is worth a commit event (a checkout moves it too, but the
 # miner checks that the new HEAD descends from the old before it calls it a commit).
 _MOVES_HEAD = re.compile(r"\bgit\b")
+# Events that alone give a miner nothing new: what was asked, and what the agent was shown (read
+# only against runs that follow it).
+_SETTLE_NOTHING = frozenset({"prompt", "injected"})
 
 
 def changed_lines(patch: str) -> list[LineRange]:
@@ -72,6 +75,8 @@ class Recorder:
         self.fixes = FixIndex(fix_index)
         self._heads: dict[str, str | None] = {}
         self._touched: set[tuple[str, str, str]] = set()
+        # (session, project) whose log holds nothing a miner reads since mining was last asked.
+        self._mined: set[tuple[str, str]] = set()
 
     def place(self, cwd: str) -> project.Place | None:
         """Where a session in ``cwd`` works; None when nothing is to be recorded."""
@@ -93,7 +98,18 @@ class Recorder:
 
     def _write(self, event: SessionEvent) -> SessionEvent:
         self.log.append(event)
+        if event.type not in _SETTLE_NOTHING:
+            self._mined.discard((event.session_id, event.project))
         return event
+
+    def mined(self, session_id: str, where: project.Place) -> None:
+        """Mining of the session's log as it is now was asked for."""
+        self._mined.add((session_id, where.project))
+
+    def unmined(self, session_id: str, where: project.Place) -> bool:
+        """Whether the session logged anything a miner reads since mining was last asked (by this
+        process: a session it has not mined yet has)."""
+        return (session_id, where.project) not in self._mined
 
     def relative(self, where: project.Place, file_path: str) -> str:
         path = Path(file_path)

@@ -19,6 +19,7 @@ from pydantic import Field
 
 from learning_memory.server.capture.fix_hints import fix_hints
 from learning_memory.server.capture.mining import mine_soon
+from learning_memory.server.capture.project import Place
 from learning_memory.server.hooks.hook_output import NOTHING, Cwd, HookAnswer, SessionId, ToolUseId, tracking
 from learning_memory.server.services import AppServices, app_services
 from learning_memory.server.services.context_assembly import assemble, render
@@ -85,10 +86,20 @@ async def hook_prompt_context(
 ) -> HookAnswer:
     app = app_services(ctx)
     query = utf8_safe(prompt).strip()
-    await _record_prompt(app, utf8_safe(session_id), utf8_safe(cwd), query)
-    if len(query) < MIN_PROMPT_CHARS or query.startswith("/"):
-        return NOTHING
+    session, folder = utf8_safe(session_id), utf8_safe(cwd)
+    where = await _record_prompt(app, session, folder, query)
+    answer = NOTHING
+    if len(query) >= MIN_PROMPT_CHARS and not query.startswith("/"):
+        answer = await _prompt_context(app, query, session, folder)
+    # Mined once the context is ranked, not before: the worker would run both at once.
+    if where is not None and app.capture.unmined(session, where):
+        await within_budget(
+            app, "mine_prompt", lambda: mine_soon(app, session, where), False, needs_worker=False
+        )
+    return answer
 
+
+async def _prompt_context(app: AppServices, query: str, session_id: str, cwd: str) -> HookAnswer:
     async def work() -> HookAnswer:
         budget = PROMPT_BUDGET_TOKENS - estimate_tokens(PROMPT_HEADER) - 1
         found = await assemble(
@@ -103,7 +114,7 @@ async def hook_prompt_context(
         if not block:
             return NOTHING
         shown = [item.id for item in found.items]
-        await _note_shown(app, utf8_safe(session_id), utf8_safe(cwd), shown, "prompt")
+        await _note_shown(app, session_id, cwd, shown, "prompt")
         return HookAnswer.context("UserPromptSubmit", block)
 
     return await within_budget(app, "prompt_context", work, NOTHING)
@@ -117,18 +128,18 @@ async def _note_shown(
         await asyncio.to_thread(app.capture.injected, session_id, cwd, items, via)
 
 
-async def _record_prompt(app: AppServices, session_id: str, cwd: str, prompt: str) -> None:
-    """Log the prompt (a new task starts, which settles the last one), then mine the log; the
-    line is written first, so a queue that does not answer costs the log nothing."""
+async def _record_prompt(app: AppServices, session_id: str, cwd: str, prompt: str) -> Place | None:
+    """Log the prompt (a new task starts, which settles the last one); where the session's log
+    is, for mining it, or None when nothing was logged. The line is written before anything
+    asks the queue, so a queue that does not answer costs the log nothing."""
 
-    async def work() -> None:
+    async def work() -> Place | None:
         where = await asyncio.to_thread(app.capture.place, cwd) if session_id else None
-        if where is None:
-            return
-        await asyncio.to_thread(app.capture.prompt, session_id, cwd, prompt)
-        await mine_soon(app, session_id, where)
+        if where is not None:
+            await asyncio.to_thread(app.capture.prompt, session_id, cwd, prompt)
+        return where
 
-    await within_budget(app, "capture_prompt", work, None, needs_worker=False)
+    return await within_budget(app, "capture_prompt", work, None, needs_worker=False)
 
 
 @tool(

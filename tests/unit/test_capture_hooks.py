@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+import learning_memory.server.hooks.tools as hook_tools
 from learning_memory.shared.fix_index import FixIndex, fix_index_path
 from tests.git_repo import CART_FIXED, git, shop_worktrees
 from tests.helpers import pids_of
@@ -240,3 +241,28 @@ def test_mining_with_redis_but_no_worker_leaves_the_job_queued(
     assert done.returncode == 0, done.stderr[-2000:]
     assert "queued" in json.loads(done.stdout)
     assert pids_of("learning_memory worker", f"LMS_NAMESPACE={lms_env['LMS_NAMESPACE']}") == []
+
+
+def test_a_prompt_after_a_prompt_asks_for_no_mining(
+    mcp: ThreadedClient, worktrees: tuple[Path, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first, _ = worktrees
+    asked: list[str] = []
+    from learning_memory.server.capture.mining import mine_soon as real
+
+    async def counting(app: Any, session_id: str, where: Any) -> bool:
+        asked.append(session_id)
+        return await real(app, session_id, where)
+
+    monkeypatch.setattr(hook_tools, "mine_soon", counting)
+
+    def prompt(text: str) -> None:
+        hook(mcp, "hook_prompt_context", prompt=text, session_id="s1", cwd=str(first))
+
+    prompt("The cart total is wrong, please fix it.")
+    assert asked == ["s1"]  # a session this server has not mined yet
+    prompt("Also look at the rounding, please.")
+    assert asked == ["s1"]  # only a prompt since: nothing to settle
+    run_hook(mcp, "s1", first, "t1")
+    prompt("Now the tests fail; what next?")
+    assert asked == ["s1", "s1"]  # a run since: mined

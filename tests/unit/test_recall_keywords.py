@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from learning_memory.shared.contracts.memory import COLLECTION
-from learning_memory.worker.recall import keywords
+from learning_memory.worker.recall import keywords, postings
 from learning_memory.worker.recall.mirror import KeywordMirror
 from learning_memory.worker.recall.texts import keyword_text
 from learning_memory.worker.services import JobRun
@@ -93,3 +93,31 @@ async def test_unknown_collections_have_no_keywords(run: JobRun) -> None:
     with pytest.raises(ValueError, match="No keyword index"):
         await keywords.put(metadata, "code_units", [("a", "b")])
     assert (await keywords.search(metadata, COLLECTION, [], 5)).hits == []
+
+
+async def test_warming_reads_the_hooks_indexes_ahead(run: JobRun) -> None:
+    store = await run.services.vectors()
+    metadata = await run.services.metadata()
+    await store.upsert(COLLECTION, [_point(text) for text in NOTES])
+    await keywords.warm(metadata)
+    for collection in keywords.HOOK_COLLECTIONS:
+        assert postings.index_for(metadata, collection).seen >= 0
+    assert postings.index_for(metadata, COLLECTION).living == 3
+    assert postings.index_for(metadata, "experiences_strategy").seen == -1  # not the hooks'
+
+
+async def test_warming_a_closed_store_leaves_it_to_the_first_search(tmp_path: Path) -> None:
+    async with job_run(tmp_path) as run:
+        metadata = await run.services.metadata()
+    await keywords.warm(metadata)  # closed: logged, not raised
+    assert postings.index_for(metadata, COLLECTION).seen == -1
+
+
+async def test_a_starting_worker_warms_them(tmp_path: Path) -> None:
+    async with job_run(tmp_path) as run:
+        await run.services.start()
+        metadata = await run.services.metadata()
+        warming = run.services._warming
+        assert warming is not None
+        await warming
+        assert postings.index_for(metadata, COLLECTION).seen >= 0

@@ -14,10 +14,18 @@ import sqlite3
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from learning_memory.shared.contracts.experiences import collection_for
+from learning_memory.shared.contracts.learning import VALUES_COLLECTION
+from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.shared.errors import LmsError
+from learning_memory.shared.log import get_logger
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.recall import postings
 from learning_memory.worker.recall.texts import COLLECTIONS
 
+log = get_logger(__name__)
+# What the prompt hook and the SessionStart brief rank: read into memory when a worker starts.
+HOOK_COLLECTIONS = (collection_for("full"), VALUES_COLLECTION, MEMORIES)
 # Words that carry no meaning of their own in a question or a note: matching them only adds noise.
 STOPWORDS = frozenset(
     """a about after again all also am an and any are as at be been before being but by can could
@@ -112,3 +120,19 @@ async def search(metadata: MetadataStore, collection: str, words: Sequence[str],
         return Matches(hits, best) if hits else NO_MATCHES
 
     return await metadata.read(run)
+
+
+async def warm(metadata: MetadataStore, collections: Sequence[str] = HOOK_COLLECTIONS) -> None:
+    """Read ``collections``' indexes into memory ahead of their first search."""
+    for collection in collections:
+        index = postings.index_for(metadata, known(collection))
+
+        def read(conn: sqlite3.Connection, index: postings.Index = index) -> None:
+            with index.lock:
+                index.catch_up(conn)
+
+        try:
+            await metadata.read(read)
+        except (LmsError, sqlite3.Error) as exc:  # the first search reads it instead
+            log.warning("recall.warm_up_failed", collection=collection, error=str(exc))
+            return

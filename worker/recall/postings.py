@@ -82,7 +82,7 @@ class Index:
         self.vocab: dict[str, int] = {}
         self.points: list[str] = []  # per slot
         self.slot_of: dict[int, int] = {}  # recall_rows.id: slot, for the living
-        self.lengths = np.zeros(0, np.float32)  # tokens per slot
+        self.lengths = np.zeros(0, np.float64)  # tokens per slot
         self.alive = np.zeros(0, bool)
         self.row_ids = np.zeros(0, np.int64)
         self.starts = np.zeros(1, np.int64)  # term t's postings: [starts[t], starts[t + 1])
@@ -144,7 +144,7 @@ class Index:
             (self.vocab.setdefault(s, len(self.vocab)) for s in _stem(list(raw))), np.int64, len(raw)
         )
         slots = np.repeat(np.arange(len(rows), dtype=np.int64), counts)
-        self.lengths = counts.astype(np.float32)
+        self.lengths = counts.astype(np.float64)
         self.alive = np.ones(len(rows), bool)
         self.row_ids = np.fromiter((int(r[0]) for r in rows), np.int64, len(rows))
         self.living, self.total_length = len(rows), float(counts.sum())
@@ -170,7 +170,7 @@ class Index:
         terms = tokens(text)
         self.points.append(str(point))
         self.slot_of[row_id] = slot
-        self.lengths = np.append(self.lengths, np.float32(len(terms)))
+        self.lengths = np.append(self.lengths, float(len(terms)))
         self.alive = np.append(self.alive, True)
         self.row_ids = np.append(self.row_ids, row_id)
         self.living += 1
@@ -222,12 +222,12 @@ class Index:
             slots = np.concatenate([slots, (array >> 16).astype(np.int32)])
             freqs = np.concatenate([freqs, (array & 0xFFFF).astype(np.uint16)])
         living = self.alive[slots]
-        return slots[living], freqs[living].astype(np.float32)
+        return slots[living], freqs[living].astype(np.float64)
 
     def search(self, words: Sequence[str], limit: int) -> tuple[list[tuple[str, float]], float]:
         """The ``limit`` best (point, BM25) for ``words``, and the sum of their IDFs."""
         documents = self.living
-        scores = np.zeros(len(self.points), np.float32)
+        scores = np.zeros(len(self.points), np.float64)
         average = self.total_length / documents if documents else 0.0
         norm = K1 * (1 - B + B * self.lengths / average) if average else np.full(len(self.points), K1)
         best = 0.0
