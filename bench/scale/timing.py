@@ -69,8 +69,8 @@ async def _clusterable(client: Client, axis: str) -> bool:
 
 
 async def _prompt_answers(client: Client, project: Path) -> bool:
-    answer = await call_tool(client, "hook_prompt_context", _hooks(project)["hook_prompt_context"](-1))
-    return bool(answer)
+    asked = {"prompt": PROMPTS[0], "session_id": "scale-check", "cwd": str(project)}
+    return bool(await call_tool(client, "hook_prompt_context", asked))
 
 
 async def time_hooks(client: Client, project: Path, calls: int) -> dict[str, list[float]]:
