@@ -29,13 +29,14 @@ from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.learning import cluster_id
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.allocator import give_back
-from learning_memory.worker.browse.memo import Recent, store_state
+from learning_memory.worker.browse.memo import store_state
 from learning_memory.worker.browse.records import all_records, project_filter
 from learning_memory.worker.browse.value_clusters import value_standings
 from learning_memory.worker.jobs.learning import _read_points, clustering
 from learning_memory.worker.learning.cache import Clustering
 from learning_memory.worker.learning.clusterer import normalise
 from learning_memory.worker.learning.layout import PCA_DIMENSIONS, layout_apart
+from learning_memory.worker.lru import Recent
 from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.services import JobRun, WorkerServices
 from learning_memory.worker.vectors.base import Record

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from learning_memory.shared.contracts.browse import AuditItem, DuplicateGroup, DuplicateList, DuplicatePair
-from learning_memory.worker.browse.memo import Recent
+from learning_memory.worker.lru import Recent
 from learning_memory.worker.recall.search import set_aside
 from learning_memory.worker.vectors.base import Filter, Record, VectorStore
 

@@ -8,39 +8,16 @@ moves no count (a stale mark) shows within the minute; a person's own correction
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
-from collections.abc import Awaitable, Callable, Hashable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 from learning_memory.worker.browse.records import COLLECTIONS
 from learning_memory.worker.curation.log import log_path
 from learning_memory.worker.services import JobRun
 
 T = TypeVar("T")
-K = TypeVar("K", bound=Hashable)
 MAX_AGE_S = 60.0
-
-
-class Recent(Generic[K, T]):
-    """At most ``size`` answers kept, the least recently used dropped first: what the browsing
-    jobs keep per data folder, axis or filter, so that many of them cannot grow without bound."""
-
-    def __init__(self, size: int) -> None:
-        self.size = size
-        self._items: OrderedDict[K, T] = OrderedDict()
-
-    def get(self, key: K) -> T | None:
-        found = self._items.get(key)
-        if found is not None:
-            self._items.move_to_end(key)
-        return found
-
-    def put(self, key: K, value: T) -> None:
-        self._items[key] = value
-        self._items.move_to_end(key)
-        while len(self._items) > self.size:
-            self._items.popitem(last=False)
 
 
 @dataclass

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections import OrderedDict
 from collections.abc import Sequence
 
 import numpy as np
@@ -26,6 +25,7 @@ from learning_memory.shared.errors import EmbeddingError, StorageError
 from learning_memory.shared.log import get_logger
 from learning_memory.worker.embedding.base import Embedder, Embeddings
 from learning_memory.worker.embedding.cache_store import VectorCache
+from learning_memory.worker.lru import Recent
 
 log = get_logger(__name__)
 
@@ -47,9 +47,8 @@ class CachingEmbedder:
     ) -> None:
         self._inner = inner
         self._store = store
-        self._memory_items = memory_items
         self._max_entries = max_entries  # on disk; None: unbounded
-        self._lru: OrderedDict[bytes, Vector] = OrderedDict()
+        self._lru: Recent[bytes, Vector] = Recent(memory_items)
         # Keys some call is resolving right now (SQLite or model); other calls await these.
         self._pending: dict[bytes, asyncio.Future[Vector]] = {}
 
@@ -78,7 +77,7 @@ class CachingEmbedder:
         for key, text in zip(keys, texts, strict=True):
             if key in found or key in todo:
                 continue
-            hit = self._lru_get(key)
+            hit = self._lru.get(key)
             if hit is None:
                 todo[key] = text
             else:
@@ -117,7 +116,7 @@ class CachingEmbedder:
                 fresh = await self._embed_inner([owned[key] for key in misses], misses)
                 vectors.update(fresh)
             for key, vector in vectors.items():
-                self._lru_put(key, vector)
+                self._lru.put(key, vector)
                 found[key] = vector
                 futures[key].set_result(vector)
             # Waiters already have their vectors; the disk writes happen after.
@@ -168,17 +167,3 @@ class CachingEmbedder:
             await self._store.touch_embeddings(keys)
         except StorageError as exc:
             log.warning("embedding_cache_touch_failed", error=str(exc), texts=len(keys))
-
-    def _lru_get(self, key: bytes) -> Vector | None:
-        vector = self._lru.get(key)
-        if vector is not None:
-            self._lru.move_to_end(key)
-        return vector
-
-    def _lru_put(self, key: bytes, vector: Vector) -> None:
-        if self._memory_items <= 0:
-            return
-        self._lru[key] = vector
-        self._lru.move_to_end(key)
-        while len(self._lru) > self._memory_items:
-            self._lru.popitem(last=False)

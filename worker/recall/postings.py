@@ -228,8 +228,7 @@ class Index:
         """The ``limit`` best (point, BM25) for ``words``, and the sum of their IDFs."""
         documents = self.living
         scores = np.zeros(len(self.points), np.float64)
-        average = self.total_length / documents if documents else 0.0
-        norm = K1 * (1 - B + B * self.lengths / average) if average else np.full(len(self.points), K1)
+        average = self.total_length / documents if documents else 1.0
         best = 0.0
         for word in words:
             # As FTS5 reads a quoted word: its tokens, each a term the rows must hold.
@@ -239,7 +238,8 @@ class Index:
                 idf = max(math.log((documents - len(slots) + 0.5) / (len(slots) + 0.5)), MIN_IDF)
                 best += idf
                 if freqs is not None and len(slots):
-                    scores[slots] += idf * freqs * (K1 + 1) / (freqs + norm[slots])
+                    norm = K1 * (1 - B + B * self.lengths[slots] / average)
+                    scores[slots] += idf * freqs * (K1 + 1) / (freqs + norm)
         matched = np.flatnonzero(scores)
         if not len(matched) or limit <= 0:
             return [], best
