@@ -10,6 +10,9 @@ from typing import Any
 import pytest
 from mcp import Client
 
+# The first inline job imports every job module (GitPython among them) before it runs: imported
+# here, that does not race the 0.2 s the tools below wait for an answer.
+import learning_memory.worker.jobs  # noqa: F401
 from learning_memory.cli.client import result_payload
 from learning_memory.composition import build_server
 from learning_memory.shared.settings import load_settings
