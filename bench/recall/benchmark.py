@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import itertools
 import tempfile
 import time
 import uuid
@@ -42,6 +43,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--questions", type=int, default=0, help="ask only the first N LoCoMo questions")
     parser.add_argument("--skip-own", action="store_true", help="LoCoMo only")
     parser.add_argument(
+        "--memories-per-session",
+        type=int,
+        default=0,
+        help="own sets: memories stored this many to a client session, in the set's order (0: each alone)",
+    )
+    parser.add_argument(
         "--fusion",
         action="append",
         default=[],
@@ -72,6 +79,7 @@ def _services(folder: Path) -> WorkerServices:
 async def _store_turns(run: JobRun, turns: list[locomo.Turn]) -> None:
     embedder = await run.services.embedder()
     store = await run.services.collection(CollectionSpec(COLLECTION, embedder.dimension, INDEXES))
+    places: dict[str, itertools.count[int]] = {}
     for start in range(0, len(turns), BATCH):
         batch = turns[start : start + BATCH]
         vectors = await embedder.embed([t.text for t in batch])
@@ -86,7 +94,12 @@ async def _store_turns(run: JobRun, turns: list[locomo.Turn]) -> None:
                 created_at=turn.created_at,
                 project=turn.conversation,
             )
-            points.append(PointData(memory.id, vector, {**memory_payload(memory), "turn": turn.id}))
+            # Each session of a conversation is one thread, its turns in the order they were said,
+            # as a client session storing them one after another would number them.
+            thread = turn.id.rsplit(":", 1)[0]
+            seq = next(places.setdefault(thread, itertools.count()))
+            payload = {**memory_payload(memory, thread, seq), "turn": turn.id}
+            points.append(PointData(memory.id, vector, payload))
         await store.upsert(COLLECTION, points)
         if start % (BATCH * 20) == 0:
             progress(f"recall: {start + len(batch)} LoCoMo turns stored")
@@ -150,7 +163,10 @@ async def _own(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
         services = _services(root / path.stem)
         try:
             found = await own_sets.measure(
-                JobRun(services=services, job_id="bench-recall", job_try=1), path, fusion
+                JobRun(services=services, job_id="bench-recall", job_try=1),
+                path,
+                fusion,
+                args.memories_per_session,
             )
         finally:
             await services.close()

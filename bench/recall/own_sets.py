@@ -49,8 +49,9 @@ HOOK_MAX_ITEMS = 4
 HOOK_BAR = Settings().context_min_score  # the prompt hook's cosine bar (LMS_CONTEXT_MIN_SCORE)
 
 
-async def seed(run: JobRun, labelled: dict[str, Any]) -> dict[str, str]:
-    """Store the set; return each stored id (ghap id, memory id) → the set's id."""
+async def seed(run: JobRun, labelled: dict[str, Any], per_session: int = 0) -> dict[str, str]:
+    """Store the set; return each stored id (ghap id, memory id) → the set's id. ``per_session``:
+    memories stored that many to a client session, in the set's order (0: none in a thread)."""
     local: dict[str, str] = {}
     start = datetime(2026, 11, 1, tzinfo=UTC)
     for n, e in enumerate(labelled["experiences"]):
@@ -90,7 +91,8 @@ async def seed(run: JobRun, labelled: dict[str, Any]) -> dict[str, str]:
             tags=m["tags"],
             created_at=start + timedelta(hours=n),
         )
-        await store_memory(run, StoreMemoryRequest(memory=memory))
+        thread, seq = (f"session-{n // per_session}", n % per_session) if per_session else (None, None)
+        await store_memory(run, StoreMemoryRequest(memory=memory, thread=thread, seq=seq))
         local[memory.id] = m["id"]
     return local
 
@@ -125,9 +127,9 @@ async def _hook(run: JobRun, text: str, local: dict[str, str], mode: Mode = "hyb
     return [local.get(item.id.partition(":")[2], item.id) for item in answer.items]
 
 
-async def measure(run: JobRun, path: Path, fusion: Fusion) -> dict[str, Any]:
+async def measure(run: JobRun, path: Path, fusion: Fusion, per_session: int = 0) -> dict[str, Any]:
     labelled = json.loads(path.read_text())  # noqa: ASYNC240 - a small file, read once
-    local = await seed(run, labelled)
+    local = await seed(run, labelled, per_session)
     scores: dict[Mode, Scores] = {mode: Scores() for mode in MODES}
     hooks: dict[str, dict[str, list[bool]]] = {"hook (hybrid order)": {}, "dense order": {}}
     latency: list[float] = []

@@ -9,8 +9,10 @@ worker.
 from __future__ import annotations
 
 import asyncio
+import itertools
 import os
 import uuid
+import weakref
 from datetime import UTC, datetime
 from typing import Annotated, Any
 
@@ -45,6 +47,9 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 100
 # Engines take offsets as machine integers; no store holds anywhere near this many.
 MAX_OFFSET = 2**31 - 1
+# Each client session's thread of memories and the next place in it: recall reads a memory beside
+# the ones the same session stored next to it (worker.recall.threads). Dropped with the session.
+_threads: weakref.WeakKeyDictionary[object, tuple[str, itertools.count[int]]] = weakref.WeakKeyDictionary()
 _CATEGORY_HELP = f"One of: {', '.join(CATEGORIES)}."
 OptionalCategory = Annotated[Category | None, Field(description=f"Only this category. {_CATEGORY_HELP}")]
 
@@ -55,6 +60,13 @@ def _truncate(name: str, text: str, tool: str) -> str:
         return text
     log.warning("tool.argument_truncated", tool=tool, argument=name, length=len(text), kept=MAX_CONTENT_CHARS)
     return text[:MAX_CONTENT_CHARS]
+
+
+def _next_place(session: object) -> tuple[str, int]:
+    thread = _threads.get(session)
+    if thread is None:
+        thread = _threads[session] = (uuid.uuid4().hex, itertools.count())
+    return thread[0], next(thread[1])
 
 
 def _tags(tags: list[str] | None, tool: str) -> list[str]:
@@ -111,7 +123,9 @@ async def store_memory(
         project=where.project if where else None,
     )
     worktree = str(where.worktree) if where else None
-    return await await_job(ctx, STORE_MEMORY, StoreMemoryRequest(memory=memory, worktree=worktree))
+    thread, seq = _next_place(ctx.session)
+    request = StoreMemoryRequest(memory=memory, worktree=worktree, thread=thread, seq=seq)
+    return await await_job(ctx, STORE_MEMORY, request)
 
 
 @tool(

@@ -46,6 +46,10 @@ class StoreMemoryRequest(Contract):
     memory: MemoryRecord
     # The checkout the memory was stored from: the files it names are looked for there.
     worktree: str | None = None
+    # The session that stored it and its place among that session's memories: recall reads a
+    # memory beside the ones stored next to it (worker.recall.threads).
+    thread: str | None = None
+    seq: int | None = Field(default=None, ge=0)
 
 
 class RetrieveMemoriesRequest(Contract):

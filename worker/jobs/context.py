@@ -103,8 +103,18 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     found: list[tuple[ContextKind, Candidate]] = []
     for kind, name in present:
         weight = partial(_weight, kind, half_life)
+        # Each record on its own relevance: the hook speaks of what bears on the prompt itself,
+        # and the three kinds compare only so (a memory raised by its neighbours took the place
+        # of an experience as relevant on our labelled sets).
         ranked = await recall(
-            run, name, request.query, vector, adjust=weight, fusion=CONTEXT_FUSION, period=period
+            run,
+            name,
+            request.query,
+            vector,
+            adjust=weight,
+            fusion=CONTEXT_FUSION,
+            period=period,
+            threads=False,
         )
         # The bar stays a cosine: measured on our labelled sets, neither a bar on the hybrid
         # relevance nor one calibrated per store on prompts it has nothing for kept as many

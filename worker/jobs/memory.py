@@ -56,6 +56,8 @@ INDEXES: dict[str, PayloadIndexType] = {
     "created_ts": "float",
     "project": "keyword",
     "anchor_files": "keyword",
+    "thread": "keyword",
+    "seq": "integer",
 }
 ANCHORED_TEXT_CHARS = 160  # of a memory, in what a file read shows
 # How far importance moves a memory's rank: 0.5 (the default) leaves it, 1.0 adds half of this.
@@ -74,10 +76,12 @@ async def _existing_store(run: JobRun) -> VectorStore | None:
     return store if await store.collection_exists(COLLECTION) else None
 
 
-def _payload(memory: MemoryRecord) -> dict[str, Any]:
+def _payload(memory: MemoryRecord, thread: str | None = None, seq: int | None = None) -> dict[str, Any]:
     payload = memory.model_dump(mode="json", exclude={"id"})
     payload["created_ts"] = memory.created_at.timestamp()
     payload["anchor_files"] = sorted({anchor.file for anchor in memory.anchors})
+    if thread is not None and seq is not None:
+        payload["thread"], payload["seq"] = thread, seq
     return payload
 
 
@@ -109,7 +113,8 @@ async def store_memory(run: JobRun, request: StoreMemoryRequest) -> MemoryRecord
     vector = (await (await run.services.embedder()).embed([memory.content]))[0]
     store = await _store(run)
     # The id came with the request, so a retried job replaces the point it already wrote.
-    await store.upsert(COLLECTION, [PointData(memory.id, vector, _payload(memory))])
+    payload = _payload(memory, request.thread, request.seq)
+    await store.upsert(COLLECTION, [PointData(memory.id, vector, payload)])
     return memory
 
 

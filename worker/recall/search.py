@@ -17,6 +17,7 @@ from learning_memory.shared.fix_feedback import NONE, Outcomes, feedback_factor
 from learning_memory.worker.capture.feedback import outcomes_for
 from learning_memory.worker.recall import keywords
 from learning_memory.worker.recall.hybrid import FUSION, Candidate, Fusion, Mode, candidates, rank
+from learning_memory.worker.recall.threads import in_context
 from learning_memory.worker.recall.timeframe import Event, Period, event_in, period_in
 from learning_memory.worker.services import JobRun
 from learning_memory.worker.vectors.base import Filter, Vector
@@ -127,11 +128,13 @@ async def recall(
     now: datetime | None = None,
     period: Period | _Unasked | None = UNASKED,
     curated_out: bool = False,
+    threads: bool = True,
 ) -> list[Candidate]:
     """Every candidate for ``query`` in ``collection`` that passes ``where``, best first.
     ``period``: the time the query names when the caller has read it already (:func:`when`,
     once for several collections), else read here. ``curated_out``: those a person set aside
-    too (:func:`set_aside`)."""
+    too (:func:`set_aside`). ``threads``: records read beside their neighbours in the session
+    that stored them (``worker.recall.threads``), else each on its own relevance."""
     store = await run.services.vectors()
     if not await store.collection_exists(collection):
         return []
@@ -143,7 +146,20 @@ async def recall(
     )
     if not curated_out:
         found = [hit for hit in found if not set_aside(hit.payload)]
-    return rank(found, mode=mode, fusion=fusion, period=period, adjust=adjust)
+    ranked = rank(found, mode=mode, fusion=fusion, period=period, adjust=adjust)
+    if mode != "hybrid" or not threads:
+        return ranked
+    return await in_context(
+        store,
+        collection,
+        ranked,
+        vector,
+        where=where,
+        fusion=fusion,
+        period=period,
+        adjust=adjust,
+        keep=(lambda payload: True) if curated_out else (lambda payload: not set_aside(payload)),
+    )
 
 
 def set_aside(payload: dict[str, Any]) -> bool:
