@@ -101,8 +101,8 @@ async def in_context(
         if at is not None:
             thread, seq = at
             for distance, share in enumerate(NEIGHBOUR_SHARES, start=1):
-                beside = (relevance.get((thread, seq - distance), 0.0), relevance.get((thread, seq + distance), 0.0))
-                score += share * max(beside)
+                before = relevance.get((thread, seq - distance), 0.0)
+                score += share * max(before, relevance.get((thread, seq + distance), 0.0))
         raised.append(replace(hit, score=score))
     raised.sort(key=lambda c: (c.score, c.cosine), reverse=True)
     for hit in raised:
