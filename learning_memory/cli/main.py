@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -89,6 +90,10 @@ def _serve(transport: str, host: str, port: int, front: StdioFront | None) -> in
 
 
 def _worker(exit_when_idle: bool, check: bool) -> int:
+    # Before numpy loads OpenBLAS, which sets aside buffers for each thread it may use and keeps
+    # them for the process's life (~30 MiB a core, first taken by clustering's one large matrix
+    # product). The worker's other numpy work is small; its model runs on ONNX Runtime's threads.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
     from learning_memory.worker import main
 
     return main.check() if check else main.run(exit_when_idle)

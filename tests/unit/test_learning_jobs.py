@@ -264,3 +264,19 @@ async def test_demo_set_has_enough_experiences_for_every_axis(run: JobRun) -> No
     store = await run.services.vectors()
     assert await store.count(collection_for("full")) == 64
     assert (await get_clusters(run, GetClustersRequest(axis="full"))).count >= 2
+
+
+def test_an_axis_is_read_into_one_array_that_grows_past_the_count() -> None:
+    import numpy as np
+
+    from learning_memory.worker.jobs.learning import _Points
+
+    points = _Points(expected=3)
+    pages = [np.arange(8, dtype=np.float32).reshape(2, 4), np.ones((3, 4), dtype=np.float32)]
+    for page in pages:  # 5 points where 3 were counted: a write since the count
+        points.add(page)
+        points.ids += [str(len(points.ids) + n) for n in range(page.shape[0])]
+    rows = points.take()
+    assert rows.dtype == np.float64 and rows.shape == (5, 4)
+    assert (rows == np.concatenate(pages)).all()
+    assert points.take().size == 0  # handed over: the points keep none

@@ -98,9 +98,8 @@ async def _compute(run: JobRun, found: Clustering) -> Layout:
     # The clustering's points: one written since would make a new clustering on the next call.
     wanted = set(found.point_ids)
     keep = [i for i, point in enumerate(points.ids) if point in wanted]
-    raw = points.vectors
-    points.pages.clear()
-    vectors = normalise(raw[keep])
+    raw = points.take()
+    vectors = normalise(raw[keep], in_place=True)  # the selection is a copy already
     del raw
     labels = np.full(len(found.point_ids), -1, dtype=np.intp)
     for cluster in found.clusters:

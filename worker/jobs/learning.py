@@ -113,10 +113,7 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
     store = await run.services.vectors()
     collection = collection_for(axis)
     points = await _read_points(store, collection)
-    raw = points.vectors
-    points.pages.clear()  # each array is held once at a time: pages, then the axis, then normalised
-    vectors = normalise(raw)
-    del raw
+    vectors = normalise(points.take(), in_place=True)
     settings = run.services.settings
     dimensions = settings.cluster_dimensions
     labels = await labels_apart(vectors, settings.min_cluster_size, settings.min_samples, dimensions)
@@ -152,15 +149,31 @@ async def _compute(run: JobRun, axis: str, key: str) -> Clustering:
 
 @dataclass
 class _Points:
+    """An axis's points as read: ids in order, and their vectors in one float64 array filled
+    page by page (no pages kept, no concatenation: the array is the only copy)."""
+
+    expected: int = 0  # the axis's count when the read began; writes since grow the array
     ids: list[str] = field(default_factory=list)
     ghap_ids: list[str] = field(default_factory=list)
     weights: list[float] = field(default_factory=list)
-    pages: list[npt.NDArray[np.float32]] = field(default_factory=list)
+    rows: npt.NDArray[np.float64] = field(default_factory=lambda: np.zeros((0, 0)))
     seen: set[str] = field(default_factory=set)  # a write between pages may shift one in twice
 
-    @property
-    def vectors(self) -> npt.NDArray[np.float32]:
-        return np.concatenate(self.pages) if self.pages else np.zeros((0, 0), dtype=np.float32)
+    def add(self, page: npt.NDArray[np.float32]) -> None:
+        filled = len(self.ids)
+        need = filled + page.shape[0]
+        if self.rows.shape[0] < need or self.rows.shape[1] != page.shape[1]:
+            grown = np.empty((max(need, self.expected, 2 * self.rows.shape[0]), page.shape[1]))
+            if filled:
+                grown[:filled] = self.rows[:filled]
+            self.rows = grown
+        self.rows[filled:need] = page  # float32 to float64: exact, as np.array(float32) was
+
+    def take(self) -> npt.NDArray[np.float64]:
+        """The vectors read, handed over: the points keep no reference to them."""
+        rows, self.rows = self.rows[: len(self.ids)], np.zeros((0, 0))
+        self.seen.clear()
+        return rows
 
 
 async def _read_points(store: VectorStore, collection: str) -> _Points:
@@ -169,7 +182,7 @@ async def _read_points(store: VectorStore, collection: str) -> _Points:
     uses: the store's records of a whole axis at once (Python floats and full payloads) weigh
     many times the array they end as. By cursor: paging by offset re-reads every earlier point
     for each page, which for a big axis holds far more memory than the axis itself."""
-    points = _Points()
+    points = _Points(expected=await store.count(collection))
     async for page in store.pages(
         collection, size=READ_PAGE, with_vectors=True, payload_fields=CLUSTER_FIELDS
     ):
@@ -179,7 +192,7 @@ async def _read_points(store: VectorStore, collection: str) -> _Points:
             if record.vector is not None and record.id not in points.seen and not record.payload.get("wrong")
         ]
         if kept:
-            points.pages.append(np.asarray([record.vector for record in kept], dtype=np.float32))
+            points.add(np.asarray([record.vector for record in kept], dtype=np.float32))
         for record in kept:
             points.seen.add(record.id)
             points.ids.append(record.id)

@@ -22,8 +22,13 @@ Matrix = npt.NDArray[np.float64]
 Labels = npt.NDArray[np.intp]
 
 
-def normalise(vectors: npt.ArrayLike) -> Matrix:
-    array = np.array(vectors, dtype=np.float64)  # a copy: the caller's vectors stay as they are
+def normalise(vectors: npt.ArrayLike, *, in_place: bool = False) -> Matrix:
+    """Each row at unit length. A copy, so the caller's vectors stay as they are, unless
+    ``in_place`` and they are float64 already (an axis's vectors: tens of MiB)."""
+    if in_place and isinstance(vectors, np.ndarray) and vectors.dtype == np.float64:
+        array: Matrix = vectors
+    else:
+        array = np.array(vectors, dtype=np.float64)
     # Row norms without the squared copy that np.linalg.norm makes.
     norms = np.sqrt(np.einsum("...i,...i->...", array, array))[..., np.newaxis]
     # In place (an axis's copy is tens of MiB); a zero vector stays zero rather than becoming NaN.
