@@ -130,3 +130,11 @@ def test_each_session_numbers_its_memories_in_its_own_thread() -> None:
     first, second, other = _next_place(one), _next_place(one), _next_place(two)
     assert first[0] == second[0] != other[0]
     assert (first[1], second[1], other[1]) == (0, 1, 0)
+
+
+def test_hits_next_to_each_other_read_their_thread_once() -> None:
+    from learning_memory.worker.recall.threads import _windows
+
+    places = (("a", "t", 10), ("b", "t", 13), ("c", "t", 30), ("d", "u", 0), ("e", "x", None))
+    hits = [Candidate(name, {"thread": thread, "seq": seq}, 0.5) for name, thread, seq in places]
+    assert _windows(hits) == [("t", 8, 15), ("t", 28, 32), ("u", -2, 2)]

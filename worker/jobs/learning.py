@@ -162,7 +162,7 @@ class _Points:
     def add(self, page: npt.NDArray[np.float32]) -> None:
         filled = len(self.ids)
         need = filled + page.shape[0]
-        if self.rows.shape[0] < need or self.rows.shape[1] != page.shape[1]:
+        if self.rows.shape[0] < need:
             grown = np.empty((max(need, self.expected, 2 * self.rows.shape[0]), page.shape[1]))
             if filled:
                 grown[:filled] = self.rows[:filled]

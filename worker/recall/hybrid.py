@@ -62,6 +62,12 @@ class Candidate:
     score: float = 0.0  # what the list is ordered by, in [0, 1] once ranked
 
 
+def cosine(row: Vector, query: Vector) -> float:
+    """The cosine of a stored vector the dense side did not score, as the dense side would."""
+    a, b = np.asarray(row, dtype=np.float32), np.asarray(query, dtype=np.float32)
+    return float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) or 1.0))
+
+
 def matches(where: Filter | None, payload: dict[str, Any]) -> bool:
     """Whether a payload passes a filter as the vector store would apply it."""
     for condition in where.must if where is not None else ():
@@ -108,12 +114,9 @@ async def candidates(
             await synced(collection)
         lexical = await keywords.search(metadata, collection, keywords.terms(query), fusion.depth)
         missing = [point for point, _ in lexical.hits if point not in found]
-        query_row = np.asarray(vector, dtype=np.float32)
         for record in await store.get(collection, missing, with_vectors=True) if missing else []:
             if record.vector is not None and matches(where, record.payload):
-                row = np.asarray(record.vector, dtype=np.float32)
-                cosine = float(row @ query_row / (np.linalg.norm(row) * np.linalg.norm(query_row) or 1.0))
-                found[record.id] = Candidate(record.id, record.payload, cosine)
+                found[record.id] = Candidate(record.id, record.payload, cosine(record.vector, vector))
         rank = 0
         for point, score in lexical.hits:
             if point in found:  # a point the filter leaves out, or gone from the store, takes no rank

@@ -6,9 +6,9 @@ scary, but I knew I had to make a change" answers "What made you leave your job?
 the question it followed. Neither side of the search can find it by words it does not hold, so
 a record lends part of its relevance to the records one and two places from it in its thread, as
 a person recalls a note with the notes taken beside it. The first hits bring their neighbours
-into the list (scored by meaning alone, as the keyword side did not find them). The prompt hook's
-gate still asks each record's own cosine, so a neighbour is never injected for its neighbour's
-sake.
+into the list (scored by meaning alone, as the keyword side did not find them). The prompt hook
+does not read threads (``recall(threads=False)``): it speaks only of what bears on the prompt on
+its own.
 
 Records without a thread (experiences, values, and memories stored before threads) are left as
 they were, with no extra read.
@@ -20,9 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
-import numpy as np
-
-from learning_memory.worker.recall.hybrid import Candidate, Fusion, matches, rank
+from learning_memory.worker.recall.hybrid import Candidate, Fusion, cosine, matches, rank
 from learning_memory.worker.recall.timeframe import Period
 from learning_memory.worker.vectors.base import Filter, MatchValue, Range, Vector, VectorStore
 
@@ -40,28 +38,33 @@ def place(payload: dict[str, Any]) -> tuple[str, int] | None:
     return None
 
 
+def _windows(hits: Sequence[Candidate]) -> list[tuple[str, int, int]]:
+    """The places within reach of ``hits``, as (thread, first, last) ranges: overlapping ranges of
+    one thread merged, so that hits next to each other read their thread once."""
+    reach = len(NEIGHBOUR_SHARES)
+    spans = sorted((at[0], at[1] - reach, at[1] + reach) for hit in hits if (at := place(hit.payload)))
+    merged: list[tuple[str, int, int]] = []
+    for thread, first, last in spans:
+        if merged and merged[-1][0] == thread and first <= merged[-1][2] + 1:
+            merged[-1] = (thread, merged[-1][1], max(merged[-1][2], last))
+        else:
+            merged.append((thread, first, last))
+    return merged
+
+
 async def _neighbours(
     store: VectorStore, collection: str, hits: Sequence[Candidate], known: set[str], vector: Vector
 ) -> list[Candidate]:
-    """The records within two places of ``hits`` in their threads that are not ``known``, with
-    their cosine to the query."""
-    reach = len(NEIGHBOUR_SHARES)
-    query = np.asarray(vector, dtype=np.float32)
-    query_norm = float(np.linalg.norm(query)) or 1.0
+    """The records within reach of ``hits`` in their threads that are not ``known``, with their
+    cosine to the query."""
     found: list[Candidate] = []
-    for hit in hits:
-        where = place(hit.payload)
-        if where is None:
-            continue
-        thread, seq = where
-        window = Filter((MatchValue("thread", thread), Range("seq", gte=seq - reach, lte=seq + reach)))
-        for record in await store.scroll(collection, limit=2 * reach + 1, filter=window, with_vectors=True):
-            if record.id in known or record.vector is None:
-                continue
-            known.add(record.id)
-            row = np.asarray(record.vector, dtype=np.float32)
-            cosine = float(row @ query / ((float(np.linalg.norm(row)) or 1.0) * query_norm))
-            found.append(Candidate(record.id, record.payload, cosine))
+    for thread, first, last in _windows(hits):
+        window = Filter((MatchValue("thread", thread), Range("seq", gte=first, lte=last)))
+        records = await store.scroll(collection, limit=last - first + 1, filter=window, with_vectors=True)
+        for record in records:
+            if record.id not in known and record.vector is not None:
+                known.add(record.id)
+                found.append(Candidate(record.id, record.payload, cosine(record.vector, vector)))
     return found
 
 
