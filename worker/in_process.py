@@ -24,10 +24,10 @@ class InProcessExecutor:
 
     def _get_services(self) -> WorkerServices:
         if self._services is None:
-            from learning_memory.worker.allocator import limit_arenas
+            from learning_memory.worker.allocator import tune
             from learning_memory.worker.services import WorkerServices
 
-            limit_arenas()  # the worker's threads now run in this process
+            tune()  # the worker's threads now run in this process
             self._services = WorkerServices(self._settings)
         return self._services
 

@@ -17,13 +17,13 @@ from learning_memory.shared.keys import Keys
 from learning_memory.shared.log import configure_logging
 from learning_memory.shared.settings import Settings, get_settings
 from learning_memory.shared.state import live_workers
-from learning_memory.worker.allocator import limit_arenas
+from learning_memory.worker.allocator import tune
 
 
 def run(exit_when_idle: bool = False) -> int:
     settings = get_settings()
     configure_logging(settings.log_level)
-    limit_arenas()
+    tune()
     asyncio.run(_serve(settings, exit_when_idle))
     return 0
 

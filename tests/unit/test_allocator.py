@@ -8,7 +8,7 @@ from learning_memory.worker import allocator
 
 
 def test_arenas_are_capped_and_memory_given_back_on_glibc() -> None:
-    applied = allocator.limit_arenas()
+    applied = allocator.tune()
     assert applied == (allocator._libc() is not None)
     if sys.platform.startswith("linux"):
         assert applied  # the machines this runs on use glibc
@@ -20,5 +20,5 @@ def test_without_glibc_nothing_is_done(monkeypatch: object) -> None:
 
     assert isinstance(monkeypatch, pytest.MonkeyPatch)
     monkeypatch.setattr(allocator, "_libc", lambda: None)
-    assert allocator.limit_arenas() is False
+    assert allocator.tune() is False
     allocator.give_back()
