@@ -82,9 +82,10 @@ class Settings(BaseSettings):
     cluster_dimensions: int = Field(default=16, ge=0, le=4096)
     # A value's weight halves with each this many days without an experience that bears it out.
     value_half_life_days: float = Field(default=90.0, gt=0, le=36_500)
-    # Claude Code hooks: the similarity (cosine) an experience, value or memory needs to be put in
-    # front of the agent unasked, and how long a hook may take before it answers with nothing.
-    context_min_score: float = Field(default=0.40, ge=0.0, le=1.0)
+    # Claude Code hooks: the similarity (cosine) the best experience, value or memory needs before
+    # anything is put in front of the agent unasked (others ranked with it may stand a little
+    # lower), and how long a hook may take before it answers with nothing.
+    context_min_score: float = Field(default=0.38, ge=0.0, le=1.0)
     premortem_min_score: float = Field(default=0.5, ge=0.0, le=1.0)
     hook_budget_s: float = Field(default=0.8, gt=0, le=10)
     # The hooks keep a log of each session (commands, outcomes, edits, commits) and learn from it;

@@ -65,7 +65,7 @@ async def assemble_context(
     query: Annotated[str, Field(description="The task or question, in plain words.")],
     budget_tokens: Annotated[int, Field(description=f"At most this many tokens, 50 to {MAX_BUDGET}.")] = 600,
     min_score: Annotated[
-        float, Field(description="Relevance (cosine similarity, 0 to 1) an item needs; default 0.3.")
+        float, Field(description="Relevance (cosine similarity, 0 to 1) the best item needs; default 0.3.")
     ] = 0.3,
 ) -> AssembledContext:
     if not 50 <= budget_tokens <= MAX_BUDGET:

@@ -29,7 +29,7 @@ def item_id(kind: ContextKind, record_id: str) -> str:
 class AssembleContextRequest(Contract):
     query: str = Field(min_length=1)
     budget_tokens: int = Field(ge=1, le=8_000)
-    # Cosine similarity an item needs to be considered at all.
+    # Cosine similarity the best item needs for anything to be put forward (worker.jobs.context).
     min_score: float = Field(ge=0.0, le=1.0)
     max_items: int = Field(default=8, ge=1, le=50)
 

@@ -3,7 +3,8 @@ the records behind context ids.
 
 One embedding of the query serves all three searches. Each kind is ranked by hybrid recall
 (``worker.recall``), whose relevance is on one absolute scale, so the three kinds rank together;
-what is put forward at all must reach the caller's cosine bar.
+anything is put forward only when the best of them reaches the caller's cosine bar or is relevant
+on both sides (``_worth_saying``).
 """
 
 from __future__ import annotations
@@ -54,6 +55,11 @@ EXPERIENCES = collection_for("full")
 # The hooks ask for a few items within milliseconds: each side looks this deep, not the tools' 50
 # (with whole experience payloads, reading 50 a side per kind doubled the prompt hook's time).
 CONTEXT_FUSION = replace(FUSION, depth=16)
+# A relevance (both sides together, the record's standing, a period the query names) that speaks
+# for a record whatever its cosine: a prompt naming a record's rare words, or asking of its time.
+RELEVANT = 0.40
+# Once one record clears the caller's bar, others may stand this much lower in cosine.
+FOLLOWER_GAP = 0.08
 SOURCES: tuple[tuple[ContextKind, str], ...] = (
     ("experience", EXPERIENCES),
     ("value", VALUES_COLLECTION),
@@ -91,6 +97,21 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
     return standing(payload)
 
 
+def _worth_saying(
+    found: list[tuple[ContextKind, Candidate]], bar: float
+) -> list[tuple[ContextKind, Candidate]]:
+    """What to put forward: nothing unless one record clears ``bar`` (its cosine) or is relevant
+    on both sides (RELEVANT); then every record within FOLLOWER_GAP of the bar, or relevant.
+
+    The question is first whether the prompt bears on the store at all, and the best record
+    answers it; a short fact the prompt means without its words stands a little lower in
+    cosine than the best, and a bar applied to each record alone left it out."""
+    relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
+    if not any(hit.cosine >= bar or hit.score >= relevant for _, hit in found):
+        return []
+    return [(kind, hit) for kind, hit in found if hit.cosine >= bar - FOLLOWER_GAP or hit.score >= relevant]
+
+
 @job(ASSEMBLE_CONTEXT)
 async def assemble_context(run: JobRun, request: AssembleContextRequest) -> AssembleContextResponse:
     store = await run.services.vectors()
@@ -116,12 +137,8 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
             period=period,
             threads=False,
         )
-        # The bar stays a cosine: measured on our labelled sets, neither a bar on the hybrid
-        # relevance nor one calibrated per store on prompts it has nothing for kept as many
-        # unrelated prompts quiet while bringing as many related ones (docs/recall.md).
-        for hit in ranked[: request.max_items * 2]:
-            if hit.cosine >= request.min_score and _puts_forward(kind, hit.payload):
-                found.append((kind, hit))
+        found += [(kind, hit) for hit in ranked[: request.max_items * 2] if _puts_forward(kind, hit.payload)]
+    found = _worth_saying(found, request.min_score)
 
     items: list[ContextItem] = []
     kept: list[frozenset[str]] = []
