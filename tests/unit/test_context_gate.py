@@ -1,0 +1,43 @@
+"""When the prompt hook speaks: the best record decides whether anything is shown, then records a
+little below the bar come with it."""
+
+from __future__ import annotations
+
+from learning_memory.shared.contracts.context import ContextKind
+from learning_memory.worker.jobs.context import FOLLOWER_GAP, RELEVANT, _worth_saying
+from learning_memory.worker.recall.hybrid import Candidate
+
+BAR = 0.38
+
+
+def hit(name: str, cosine: float, score: float = 0.0) -> tuple[ContextKind, Candidate]:
+    return "memory", Candidate(id=name, payload={}, cosine=cosine, score=score)
+
+
+def names(found: list[tuple[ContextKind, Candidate]]) -> list[str]:
+    return [candidate.id for _, candidate in found]
+
+
+def test_nothing_is_said_unless_the_best_record_clears_the_bar() -> None:
+    below = [hit("a", BAR - 0.01, 0.3), hit("b", BAR - FOLLOWER_GAP, 0.2)]
+    assert _worth_saying(below, BAR) == []
+
+
+def test_records_just_under_the_bar_come_with_the_best() -> None:
+    found = [
+        hit("best", BAR + 0.02),
+        hit("near", BAR - FOLLOWER_GAP + 0.01),
+        hit("far", BAR - FOLLOWER_GAP - 0.01),
+    ]
+    assert names(_worth_saying(found, BAR)) == ["best", "near"]
+
+
+def test_a_record_relevant_on_both_sides_speaks_whatever_its_cosine() -> None:
+    found = [hit("named", 0.2, RELEVANT), hit("near", BAR - 0.05), hit("weak", 0.1, 0.1)]
+    assert names(_worth_saying(found, BAR)) == ["named", "near"]
+
+
+def test_a_caller_bar_above_the_relevance_holds_for_both() -> None:
+    found = [hit("a", 0.5, 0.6), hit("b", 0.3, 0.9)]
+    assert names(_worth_saying(found, 0.8)) == ["b"]
+    assert _worth_saying(found, 1.0) == []
