@@ -58,8 +58,10 @@ CONTEXT_FUSION = replace(FUSION, depth=16)
 # A relevance (both sides together, the record's standing, a period the query names) that speaks
 # for a record whatever its cosine: a prompt naming a record's rare words, or asking of its time.
 RELEVANT = 0.40
-# Once one record clears the caller's bar, others may stand this much lower in cosine.
+# Once one record clears the caller's bar, others may stand this much lower in cosine, if they
+# are at least this share as relevant as the best (a near cosine alone is often a shared topic).
 FOLLOWER_GAP = 0.08
+FOLLOWER_SHARE = 0.5
 SOURCES: tuple[tuple[ContextKind, str], ...] = (
     ("experience", EXPERIENCES),
     ("value", VALUES_COLLECTION),
@@ -100,16 +102,27 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
 def _worth_saying(
     found: list[tuple[ContextKind, Candidate]], bar: float
 ) -> list[tuple[ContextKind, Candidate]]:
-    """What to put forward: nothing unless one record clears ``bar`` (its cosine) or is relevant
-    on both sides (RELEVANT); then every record within FOLLOWER_GAP of the bar, or relevant.
+    """What to put forward: the records whose cosine clears ``bar`` or that are relevant on both
+    sides (RELEVANT), and with them, when there are any, the records within FOLLOWER_GAP of the
+    bar that are at least FOLLOWER_SHARE as relevant as the best of them.
 
-    The question is first whether the prompt bears on the store at all, and the best record
-    answers it; a short fact the prompt means without its words stands a little lower in
-    cosine than the best, and a bar applied to each record alone left it out."""
+    The question is first whether the prompt bears on the store at all, and the best records
+    answer it; a short fact the prompt means without its words stands a little lower in cosine,
+    and a bar applied to each record alone left it out."""
     relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
-    if not any(hit.cosine >= bar or hit.score >= relevant for _, hit in found):
+
+    def leads(hit: Candidate) -> bool:
+        return hit.cosine >= bar or hit.score >= relevant
+
+    leaders = [hit.score for _, hit in found if leads(hit)]
+    if not leaders:
         return []
-    return [(kind, hit) for kind, hit in found if hit.cosine >= bar - FOLLOWER_GAP or hit.score >= relevant]
+    floor = FOLLOWER_SHARE * max(leaders)
+    return [
+        (kind, hit)
+        for kind, hit in found
+        if leads(hit) or (hit.cosine >= bar - FOLLOWER_GAP and hit.score >= floor)
+    ]
 
 
 @job(ASSEMBLE_CONTEXT)
