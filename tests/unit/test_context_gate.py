@@ -4,7 +4,13 @@ little below the bar come with it."""
 from __future__ import annotations
 
 from learning_memory.shared.contracts.context import ContextKind
-from learning_memory.worker.jobs.context import FOLLOWER_GAP, FOLLOWER_SHARE, RELEVANT, _worth_saying
+from learning_memory.worker.jobs.context import (
+    FOLLOWER_GAP,
+    FOLLOWER_SHARE,
+    RELEVANT,
+    RELEVANT_MIN_COSINE,
+    _worth_saying,
+)
 from learning_memory.worker.recall.hybrid import Candidate
 
 BAR = 0.38
@@ -33,7 +39,11 @@ def test_records_just_under_the_bar_come_with_the_best() -> None:
 
 
 def test_a_record_relevant_on_both_sides_speaks_whatever_its_cosine() -> None:
-    found = [hit("named", 0.2, RELEVANT), hit("near", BAR - 0.05, 0.25), hit("weak", 0.1, 0.1)]
+    found = [
+        hit("named", RELEVANT_MIN_COSINE, RELEVANT),
+        hit("near", BAR - 0.05, 0.25),
+        hit("weak", 0.1, 0.1),
+    ]
     assert names(_worth_saying(found, BAR)) == ["named", "near"]
 
 
@@ -48,3 +58,8 @@ def test_a_near_cosine_alone_does_not_follow_a_far_better_record() -> None:
     below_share = FOLLOWER_SHARE * 0.7 - 0.01
     found = [best, hit("topic", BAR - 0.02, below_share), hit("peer", BAR - 0.02, RELEVANT - 0.01)]
     assert names(_worth_saying(found, BAR)) == ["best", "peer"]
+
+
+def test_a_keyword_match_far_off_in_meaning_says_nothing() -> None:
+    # "hi! how are you doing today?" against a note on date.today(): one shared word, no meaning.
+    assert _worth_saying([hit("today", RELEVANT_MIN_COSINE - 0.15, 0.55)], BAR) == []

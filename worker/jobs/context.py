@@ -58,6 +58,9 @@ CONTEXT_FUSION = replace(FUSION, depth=16)
 # A relevance (both sides together, the record's standing, a period the query names) that speaks
 # for a record whatever its cosine: a prompt naming a record's rare words, or asking of its time.
 RELEVANT = 0.40
+# ...when its meaning is not far off: a greeting whose one word that is not a stopword ("today")
+# a record holds matches "all" of the prompt on the keyword side.
+RELEVANT_MIN_COSINE = 0.20
 # Once one record clears the caller's bar, others may stand this much lower in cosine, if they
 # are at least this share as relevant as the best (a near cosine alone is often a shared topic).
 FOLLOWER_GAP = 0.08
@@ -104,7 +107,8 @@ def _worth_saying(
 ) -> list[tuple[ContextKind, Candidate]]:
     """What to put forward: the records whose cosine clears ``bar`` or that are relevant on both
     sides (RELEVANT), and with them, when there are any, the records within FOLLOWER_GAP of the
-    bar that are at least FOLLOWER_SHARE as relevant as the best of them.
+    bar that are at least FOLLOWER_SHARE as relevant as the best of them. A record is relevant on
+    both sides when its relevance reaches RELEVANT and its cosine RELEVANT_MIN_COSINE.
 
     The question is first whether the prompt bears on the store at all, and the best records
     answer it; a short fact the prompt means without its words stands a little lower in cosine,
@@ -112,7 +116,7 @@ def _worth_saying(
     relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
 
     def leads(hit: Candidate) -> bool:
-        return hit.cosine >= bar or hit.score >= relevant
+        return hit.cosine >= bar or (hit.score >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
 
     leaders = [hit.score for _, hit in found if leads(hit)]
     if not leaders:
