@@ -12,6 +12,7 @@ from typing import Any
 import pytest
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
+from selenium.webdriver.support.expected_conditions import staleness_of
 
 from bench.ui.browser import chromium, screenshot, wait_until
 from bench.ui.process import view_process
@@ -62,7 +63,11 @@ def _follow_the_map(driver: WebDriver, url: str, store: Store) -> None:
 
 def _click_and_wait(driver: WebDriver, selector: str) -> str:
     """Click a curation button; the page it leads to says what was done."""
-    driver.find_element(By.CSS_SELECTOR, selector).click()
+    button = driver.find_element(By.CSS_SELECTOR, selector)
+    button.click()
+    # The button's form posts and the browser loads the answer: until the old page is gone, the
+    # notice found may be the one it showed (Undo sits on a page with a notice already).
+    wait_until(driver, staleness_of(button))
     notice = wait_until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
     _no_error(driver)
     return str(notice[0].text)
