@@ -105,10 +105,9 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
 def _worth_saying(
     found: list[tuple[ContextKind, Candidate]], bar: float
 ) -> list[tuple[ContextKind, Candidate]]:
-    """What to put forward: the records whose cosine clears ``bar`` or that are relevant on both
-    sides (RELEVANT), and with them, when there are any, the records within FOLLOWER_GAP of the
-    bar that are at least FOLLOWER_SHARE as relevant as the best of them. A record is relevant on
-    both sides when its relevance reaches RELEVANT and its cosine RELEVANT_MIN_COSINE.
+    """What to put forward: the records that lead (their cosine clears ``bar``, or their relevance
+    RELEVANT with a cosine of RELEVANT_MIN_COSINE), and with them, when there are any, the records
+    within FOLLOWER_GAP of the bar that are at least FOLLOWER_SHARE as relevant as the best leader.
 
     The question is first whether the prompt bears on the store at all, and the best records
     answer it; a short fact the prompt means without its words stands a little lower in cosine,
@@ -118,10 +117,10 @@ def _worth_saying(
     def leads(hit: Candidate) -> bool:
         return hit.cosine >= bar or (hit.score >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
 
-    leaders = [hit.score for _, hit in found if leads(hit)]
-    if not leaders:
+    best = max((hit.score for _, hit in found if leads(hit)), default=None)
+    if best is None:
         return []
-    floor = FOLLOWER_SHARE * max(leaders)
+    floor = FOLLOWER_SHARE * best
     return [
         (kind, hit)
         for kind, hit in found
@@ -208,7 +207,8 @@ async def premortem_warnings(run: JobRun, request: PremortemRequest) -> Premorte
     for _, hit, outcome in await weigh_what_followed(
         run, [("experience", h) for h in found[: request.limit * 4]]
     ):
-        # The bar stays a cosine, as the prompt hook's (see assemble_context).
+        # Each warning must reach the bar on its own: it interrupts a start, and none follows
+        # another in as _worth_saying lets context items follow their leaders.
         if hit.cosine < request.min_score or not _teaches(hit.payload):
             continue
         data = hit.payload
