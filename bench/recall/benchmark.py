@@ -171,12 +171,13 @@ async def _own(args: argparse.Namespace, root: Path) -> list[dict[str, Any]]:
         finally:
             await services.close()
         out.append(found)
-        related = {mode: found["by_mode"][mode]["all"]["r@3"] for mode in MODES}
+        together = [str(found["by_mode"][mode]["all"]["r@3"]) for mode in MODES]
+        each = [str(found["each_tool_r@3"][mode]) for mode in MODES]
         print(
             f"\n{path.name}: recall@3 of related prompts "
             f"({found['records']} records, {found['prompts']} prompts)"
         )
-        print_table(list(MODES), [[str(related[mode]) for mode in MODES]])
+        print_table(["ranked", *MODES], [["both kinds in one list", *together], ["each tool", *each]])
         print(f"\n{path.name}: the prompt hook (related: right record injected; others: nothing injected)")
         kinds = sorted(next(iter(found["hook"].values())))
         print_table(

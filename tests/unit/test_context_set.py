@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -96,6 +97,19 @@ def test_prompts_do_not_copy_the_stored_text(labelled: dict[str, Any]) -> None:
             stored = items[expected].get("goal") or items[expected]["content"]
             assert prompt["text"].lower() != stored.lower(), prompt["id"]
             assert stored.lower() not in prompt["text"].lower(), prompt["id"]
+
+
+def test_dates_are_told_before_the_prompts_are_typed(labelled: dict[str, Any]) -> None:
+    """``bench recall`` dates the records in the set's stretch of time (or at their own
+    ``created``) and reads "yesterday" at the set's ``now`` (or a prompt's own ``asked``)."""
+    dated = {end: datetime.fromisoformat(labelled["dated"][end]) for end in ("from", "to", "now")}
+    assert all(when.tzinfo is not None for when in dated.values())
+    assert dated["from"] < dated["to"] <= dated["now"]
+    records = [item for part in ("experiences", "memories") for item in labelled[part]]
+    for record in (r for r in records if "created" in r):
+        assert dated["from"] <= datetime.fromisoformat(record["created"]) <= dated["to"], record["id"]
+    for prompt in (p for p in labelled["prompts"] if "asked" in p):
+        assert datetime.fromisoformat(prompt["asked"]) >= dated["now"], prompt["id"]
 
 
 def test_the_second_set_names_only_bundled_themes() -> None:
