@@ -12,6 +12,7 @@ import pytest
 
 from learning_memory.shared.contracts.memory import COLLECTION
 from learning_memory.worker.recall.hybrid import Candidate, matches, rank
+from learning_memory.worker.recall.names import held, names_in
 from learning_memory.worker.recall.search import collapse, query_vector, recall
 from learning_memory.worker.recall.timeframe import Event, Period, event_in, period_in
 from learning_memory.worker.vectors.base import CollectionSpec, Filter, MatchAny, MatchValue, PointData, Range
@@ -115,6 +116,35 @@ def test_a_question_ranks_below_a_statement_and_a_period_above() -> None:
     assert [c.id for c in rank([old, recent], period=period)] == ["recent", "old"]
 
 
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("test_two_processes_write_at_once went red again", ["test_two_processes_write_at_once"]),
+        ("can I sprinkle a few print() calls in the tool code", ["print"]),
+        ("can I use numpy in server/tools/code.py?", ["server/tools/code.py"]),
+        ("thinking of a time.sleep(2) before the assert", ["time.sleep"]),
+        ("it died with WouldBlock", ["wouldblock"]),
+        ("is LMS_CONTEXT_MIN_SCORE too high", ["lms_context_min_score"]),
+        ("write release notes for version 2.3, e.g. the fixes", []),
+        ("what is the GIL and why does CPython have one at all?", []),
+        ("how do I center a div", []),
+    ],
+)
+def test_names_a_query_writes_as_code(query: str, wanted: list[str]) -> None:
+    assert names_in(query) == wanted
+
+
+def test_a_record_holding_the_names_ranks_above_one_that_does_not() -> None:
+    assert held(["print", "time.sleep"], "Never print() in server/; no time.sleep in tests") == 1.0
+    assert held(["print"], "the blueprint of the printer") == 0.0  # not inside a longer name
+    assert held([], "anything") == 0.0
+    named = _candidate("named", 0.3, 0.2, "stdout belongs to MCP: never print in server/")
+    named.named = 1.0
+    other = _candidate("other", 0.35, 0.2, "Tool calls are logged as JSON lines")
+    assert [c.id for c in rank([other, named])] == ["named", "other"]
+    assert [c.id for c in rank([other, named], mode="dense")] == ["other", "named"]
+
+
 def test_near_duplicates_collapse_to_the_better() -> None:
     ranked = [
         _candidate("a", 0.9, 0.0, "Deploy with fly deploy, never heroku"),
@@ -146,6 +176,7 @@ async def test_an_exact_name_is_found_where_meaning_misses_it(tmp_path: Path) ->
         vector = await query_vector(run, query)
         hybrid = await recall(run, COLLECTION, query, vector)
         assert hybrid[0].id == ids["flag"] and hybrid[0].lexical > 0
+        assert [c.named for c in hybrid if c.id == ids["flag"]] == [1.0]
         # The keyword side's finds pass the same filter as the dense side's.
         facts_only = Filter((MatchValue("category", "preference"),))
         assert await recall(run, COLLECTION, query, vector, where=facts_only) == []

@@ -9,6 +9,7 @@ strength (its BM25 score over what a record holding every known word of the quer
 score), ``dense_share`` of the first and the rest of the second. Absolute, not rank-based, so
 that records of different collections compare (the prompt hook ranks three together) and a
 collection's best answer to an unrelated query stays low. Then what a person would expect: a
+record holding the names the query writes as code (``worker.recall.names``) comes first, a
 stored question holds no answer (it ranks below a statement), a query naming a period prefers
 records of it, and the caller's ``adjust`` weighs what only it knows (source, tier, feedback,
 staleness, importance). ``fused`` is plain reciprocal rank fusion, kept as the baseline.
@@ -23,7 +24,8 @@ from typing import Any, Literal
 import numpy as np
 
 from learning_memory.worker.metadata.store import MetadataStore
-from learning_memory.worker.recall import keywords
+from learning_memory.worker.recall import keywords, names
+from learning_memory.worker.recall.texts import COLLECTIONS, keyword_text
 from learning_memory.worker.recall.timeframe import EVENT_POINT_WEIGHT, Period
 from learning_memory.worker.vectors.base import (
     Filter,
@@ -46,6 +48,7 @@ class Fusion:
     dense_share: float = 0.5  # of the relevance; the keyword strength has the rest
     question: float = 0.8  # a stored question's weight: it asks, it does not tell
     rrf_k: int = 60  # plain fusion's: a rank weighs 1 / (rrf_k + rank)
+    name: float = 0.25  # a record holding every name the query writes as code weighs 1 + this
 
 
 FUSION = Fusion()
@@ -59,6 +62,7 @@ class Candidate:
     dense_rank: int | None = None  # 1-based; None: the dense side did not list it
     lexical_rank: int | None = None
     lexical: float = 0.0  # keyword strength in [0, 1]
+    named: float = 0.0  # the share of the names the query writes as code that the record holds
     score: float = 0.0  # what the list is ordered by, in [0, 1] once ranked
 
 
@@ -122,6 +126,10 @@ async def candidates(
             if point in found:  # a point the filter leaves out, or gone from the store, takes no rank
                 rank += 1
                 found[point].lexical_rank, found[point].lexical = rank, lexical.strength(score)
+    wanted = names.names_in(query)
+    if wanted and collection in COLLECTIONS:
+        for candidate in found.values():
+            candidate.named = names.held(wanted, keyword_text(collection, candidate.payload))
     return list(found.values())
 
 
@@ -154,6 +162,7 @@ def rank(
         else:
             score = fusion.dense_share * max(candidate.cosine, 0.0)
             score += (1.0 - fusion.dense_share) * candidate.lexical
+            score *= 1.0 + fusion.name * candidate.named
             if _asks(candidate.payload):
                 score *= fusion.question
             if period is not None and period.holds(candidate.payload):
