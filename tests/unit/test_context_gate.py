@@ -4,11 +4,13 @@ little below the bar come with it."""
 from __future__ import annotations
 
 from learning_memory.shared.contracts.context import ContextKind
+from learning_memory.shared.fix_feedback import NONE
 from learning_memory.worker.jobs.context import (
     FOLLOWER_GAP,
     FOLLOWER_SHARE,
     RELEVANT,
     RELEVANT_MIN_COSINE,
+    _leaders_first,
     _worth_saying,
 )
 from learning_memory.worker.recall.hybrid import Candidate
@@ -63,3 +65,17 @@ def test_a_near_cosine_alone_does_not_follow_a_far_better_record() -> None:
 def test_a_keyword_match_far_off_in_meaning_says_nothing() -> None:
     # "hi! how are you doing today?" against a note on date.today(): one shared word, no meaning.
     assert _worth_saying([hit("today", RELEVANT_MIN_COSINE - 0.15, 0.55)], BAR) == []
+
+
+def test_followers_are_shown_after_every_leader() -> None:
+    """A follower goes with its leaders; it does not take a leader's place in the few shown."""
+    weighed = [
+        (kind, candidate, NONE)
+        for kind, candidate in [
+            hit("leader", BAR + 0.1, 0.40),
+            hit("follower", BAR - 0.02, 0.30),
+            hit("last leader", BAR + 0.07, 0.29),
+        ]
+    ]
+    ordered = _leaders_first(weighed, BAR)
+    assert [candidate.id for _, candidate, _ in ordered] == ["leader", "last leader", "follower"]

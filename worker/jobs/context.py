@@ -35,6 +35,7 @@ from learning_memory.shared.contracts.context import (
 from learning_memory.shared.contracts.experiences import collection_for, point_id
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
 from learning_memory.shared.contracts.memory import COLLECTION as MEMORIES
+from learning_memory.shared.fix_feedback import Outcomes
 from learning_memory.worker.learning.decay import age_support_weight
 from learning_memory.worker.recall.hybrid import FUSION, Candidate
 from learning_memory.worker.recall.search import (
@@ -112,20 +113,28 @@ def _worth_saying(
     The question is first whether the prompt bears on the store at all, and the best records
     answer it; a short fact the prompt means without its words stands a little lower in cosine,
     and a bar applied to each record alone left it out."""
-    relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
-
-    def leads(hit: Candidate) -> bool:
-        return hit.cosine >= bar or (hit.score >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
-
-    best = max((hit.score for _, hit in found if leads(hit)), default=None)
+    best = max((hit.score for _, hit in found if _leads(hit, bar)), default=None)
     if best is None:
         return []
     floor = FOLLOWER_SHARE * best
     return [
         (kind, hit)
         for kind, hit in found
-        if leads(hit) or (hit.cosine >= bar - FOLLOWER_GAP and hit.score >= floor)
+        if _leads(hit, bar) or (hit.cosine >= bar - FOLLOWER_GAP and hit.score >= floor)
     ]
+
+
+def _leads(hit: Candidate, bar: float) -> bool:
+    relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
+    return hit.cosine >= bar or (hit.score >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
+
+
+def _leaders_first(
+    weighed: list[tuple[ContextKind, Candidate, Outcomes]], bar: float
+) -> list[tuple[ContextKind, Candidate, Outcomes]]:
+    """``weighed`` (best first) with the records that lead before those that only come with
+    them: a follower goes with its leaders, it does not take a leader's place in the few shown."""
+    return sorted(weighed, key=lambda entry: not _leads(entry[1], bar))
 
 
 @job(ASSEMBLE_CONTEXT)
@@ -159,7 +168,7 @@ async def assemble_context(run: JobRun, request: AssembleContextRequest) -> Asse
     items: list[ContextItem] = []
     kept: list[frozenset[str]] = []
     candidates = used = 0
-    for kind, hit, outcome in await weigh_what_followed(run, found):
+    for kind, hit, outcome in _leaders_first(await weigh_what_followed(run, found), request.min_score):
         text = line_for(kind, hit.payload)
         these = words(text)
         if duplicate(these, kept):
