@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--locomo",
         type=Path,
         default=DEFAULT_LOCOMO,
-        help="LoCoMo's locomo10_v2 folder (from data/locomo10.zip of snap-research/locomo) or "
+        help="data/locomo10.zip of snap-research/locomo, the locomo10_v2 folder it holds, or "
         f"locomo10.json ({DEFAULT_LOCOMO}); skipped when absent",
     )
     parser.add_argument("--workdir", type=Path, default=None, help="keep the data folders here")

@@ -1,7 +1,7 @@
 """LoCoMo (snap-research/locomo): ten long conversations, each turn stored as one memory.
 
-The data is read from where ``--locomo`` points: the ``locomo10_v2`` folder of the repository's
-``data/locomo10.zip`` (one JSON file per conversation), or a ``locomo10.json`` list. Each turn
+The data is read from where ``--locomo`` points: the repository's ``data/locomo10.zip`` itself,
+the ``locomo10_v2`` folder it holds (one JSON file per conversation), or a ``locomo10.json`` list. Each turn
 becomes a memory as an agent would store it, ``"<speaker>: <text>"`` (with the shared photo's
 caption when there is one), created at its session's date. Questions of categories 1-4 (multi-hop,
 temporal, open-domain, single-hop) with evidence are asked of their own conversation's memories
@@ -12,6 +12,7 @@ in the first k.
 from __future__ import annotations
 
 import json
+import zipfile
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -42,10 +43,20 @@ def _session_time(text: str) -> datetime:
     return datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y").replace(tzinfo=UTC)
 
 
+def _number(stem: str) -> int:
+    return int(stem) if stem.isdigit() else 0
+
+
 def _conversations(path: Path) -> list[tuple[str, dict[str, Any]]]:
     if path.is_dir():
-        files = sorted(path.glob("*.json"), key=lambda p: int(p.stem) if p.stem.isdigit() else 0)
+        files = sorted(path.glob("*.json"), key=lambda p: _number(p.stem))
         return [(p.stem, json.loads(p.read_text())) for p in files]
+    if zipfile.is_zipfile(path):  # the zip as the repository ships it: .../locomo10_v2/<n>.json
+        with zipfile.ZipFile(path) as archive:
+            names = [n for n in archive.namelist() if "locomo10_v2/" in n and n.endswith(".json")]
+            stems = {n: Path(n).stem for n in names}
+            ordered = sorted(names, key=lambda n: _number(stems[n]))
+            return [(stems[n], json.loads(archive.read(n))) for n in ordered]
     items = json.loads(path.read_text())
     return [(str(item.get("sample_id", n)), item) for n, item in enumerate(items)]
 
