@@ -53,10 +53,9 @@ def _conversations(path: Path) -> list[tuple[str, dict[str, Any]]]:
         return [(p.stem, json.loads(p.read_text())) for p in files]
     if zipfile.is_zipfile(path):  # the zip as the repository ships it: .../locomo10_v2/<n>.json
         with zipfile.ZipFile(path) as archive:
-            names = [n for n in archive.namelist() if "locomo10_v2/" in n and n.endswith(".json")]
-            stems = {n: Path(n).stem for n in names}
-            ordered = sorted(names, key=lambda n: _number(stems[n]))
-            return [(stems[n], json.loads(archive.read(n))) for n in ordered]
+            members = [Path(n) for n in archive.namelist() if "locomo10_v2/" in n and n.endswith(".json")]
+            members.sort(key=lambda member: _number(member.stem))
+            return [(member.stem, json.loads(archive.read(member.as_posix()))) for member in members]
     items = json.loads(path.read_text())
     return [(str(item.get("sample_id", n)), item) for n, item in enumerate(items)]
 

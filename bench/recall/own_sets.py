@@ -43,7 +43,9 @@ from learning_memory.worker.jobs.memory import _weight as memory_weight
 from learning_memory.worker.jobs.memory import store_memory
 from learning_memory.worker.recall.hybrid import MODES, Candidate, Fusion, Mode
 from learning_memory.worker.recall.search import query_vector, recall, standing, when
+from learning_memory.worker.recall.timeframe import Period
 from learning_memory.worker.services import JobRun
+from learning_memory.worker.vectors.base import Vector
 
 SETS = (Path("bench/data/context_set.json"), Path("bench/data/recall_set.json"))
 EXPERIENCES = collection_for("full")
@@ -123,12 +125,10 @@ def _local(candidate: Candidate, local: dict[str, str]) -> str:
 
 
 async def _lists(
-    run: JobRun, text: str, mode: Mode, fusion: Fusion, now: datetime
+    run: JobRun, text: str, vector: Vector, period: Period | None, mode: Mode, fusion: Fusion
 ) -> dict[str, list[Candidate]]:
     """Experiences and memories, each ranked and weighed as search_experiences and
     retrieve_memories rank them (the weights apply in the hybrid mode only)."""
-    vector = await query_vector(run, text)
-    period = await when(run, text, now)
     return {
         collection: await recall(
             run, collection, text, vector, mode=mode, fusion=fusion, adjust=adjust, period=period
@@ -176,8 +176,9 @@ async def measure(run: JobRun, path: Path, fusion: Fusion, per_session: int = 0)
     for prompt in labelled["prompts"]:
         expected, now = set(prompt["expected"]), asked_at(labelled, prompt)
         if expected:
+            vector, period = await query_vector(run, prompt["text"]), await when(run, prompt["text"], now)
             for mode in MODES:
-                lists = await _lists(run, prompt["text"], mode, fusion, now)
+                lists = await _lists(run, prompt["text"], vector, period, mode, fusion)
                 ranked = [_local(c, local) for c in _together(lists)]
                 scores[mode].add(prompt["kind"], ranked, expected)
                 each_tool[mode].append(_each_tool(lists, local, expected))

@@ -25,7 +25,7 @@ import numpy as np
 
 from learning_memory.worker.metadata.store import MetadataStore
 from learning_memory.worker.recall import keywords, names
-from learning_memory.worker.recall.texts import COLLECTIONS, keyword_text
+from learning_memory.worker.recall.texts import keyword_text
 from learning_memory.worker.recall.timeframe import EVENT_POINT_WEIGHT, Period
 from learning_memory.worker.vectors.base import (
     Filter,
@@ -126,8 +126,8 @@ async def candidates(
             if point in found:  # a point the filter leaves out, or gone from the store, takes no rank
                 rank += 1
                 found[point].lexical_rank, found[point].lexical = rank, lexical.strength(score)
-    wanted = names.names_in(query)
-    if wanted and collection in COLLECTIONS:
+    wanted = names.names_in(query) if mode == "hybrid" else []  # only the hybrid order weighs them
+    if wanted:
         for candidate in found.values():
             candidate.named = names.held(wanted, keyword_text(collection, candidate.payload))
     return list(found.values())
