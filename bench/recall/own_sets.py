@@ -172,6 +172,7 @@ async def measure(run: JobRun, path: Path, fusion: Fusion, per_session: int = 0)
     scores: dict[Mode, Scores] = {mode: Scores() for mode in MODES}
     each_tool: dict[Mode, list[float]] = {mode: [] for mode in MODES}
     hooks: dict[str, dict[str, list[bool]]] = {"hook (hybrid order)": {}, "dense order": {}}
+    wrong: dict[str, list[str]] = {name: [] for name in hooks}
     latency: list[float] = []
     for prompt in labelled["prompts"]:
         expected, now = set(prompt["expected"]), asked_at(labelled, prompt)
@@ -189,6 +190,8 @@ async def measure(run: JobRun, path: Path, fusion: Fusion, per_session: int = 0)
         for name, shown in (("hook (hybrid order)", injected), ("dense order", former)):
             right = bool(expected & set(shown)) if expected else not shown
             hooks[name].setdefault(prompt["kind"], []).append(right)
+            if not right:
+                wrong[name].append(prompt["id"])
     return {
         "set": path.name,
         "records": len(labelled["experiences"]) + len(labelled["memories"]),
@@ -202,5 +205,6 @@ async def measure(run: JobRun, path: Path, fusion: Fusion, per_session: int = 0)
             name: {kind: round(sum(v) / len(v), 3) for kind, v in sorted(kinds.items())}
             for name, kinds in hooks.items()
         },
+        "hook_wrong": wrong,  # the prompts each order got wrong, to look into
         "hook_ms": {"p50": round(p(latency, 0.5), 1), "p95": round(p(latency, 0.95), 1)},
     }

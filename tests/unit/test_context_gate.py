@@ -18,8 +18,12 @@ from learning_memory.worker.recall.hybrid import Candidate
 BAR = 0.38
 
 
-def hit(name: str, cosine: float, score: float = 0.0) -> tuple[ContextKind, Candidate]:
-    return "memory", Candidate(id=name, payload={}, cosine=cosine, score=score)
+def hit(
+    name: str, cosine: float, score: float = 0.0, bearing: float | None = None
+) -> tuple[ContextKind, Candidate]:
+    """A ranked record; its bearing is its relevance unless told (no word repeated)."""
+    held = score if bearing is None else bearing
+    return "memory", Candidate(id=name, payload={}, cosine=cosine, score=score, bearing=held)
 
 
 def names(found: list[tuple[ContextKind, Candidate]]) -> list[str]:
@@ -60,6 +64,15 @@ def test_a_near_cosine_alone_does_not_follow_a_far_better_record() -> None:
     below_share = FOLLOWER_SHARE * 0.7 - 0.01
     found = [best, hit("topic", BAR - 0.02, below_share), hit("peer", BAR - 0.02, RELEVANT - 0.01)]
     assert names(_worth_saying(found, BAR)) == ["best", "peer"]
+
+
+def test_repeating_the_prompts_words_does_not_make_a_record_speak() -> None:
+    # "write release notes for version 2.3" against a lesson saying "version" three times: more
+    # about versions, which ranks it first, but holding no more of the prompt.
+    repeats = hit("versions", RELEVANT_MIN_COSINE + 0.1, RELEVANT + 0.01, bearing=RELEVANT - 0.03)
+    assert _worth_saying([repeats], BAR) == []
+    # Once the prompt bears on the store, its relevance still counts as a follower's.
+    assert names(_worth_saying([repeats, hit("leader", BAR, 0.3)], BAR)) == ["versions", "leader"]
 
 
 def test_a_keyword_match_far_off_in_meaning_says_nothing() -> None:

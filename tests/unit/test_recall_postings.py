@@ -81,9 +81,20 @@ def test_the_best_possible_score_sums_each_words_idf(conn: sqlite3.Connection) -
     _put(conn, "memories", [("a", "deploy to fly"), ("b", "redis database"), ("c", "pytest fixture")])
     index = Index("memories")
     index.catch_up(conn)
-    hits, best = index.search(["deploy", "unheard"], 5)
+    hits, best, _ = index.search(["deploy", "unheard"], 5)
     assert [p for p, _ in hits] == ["a"]
     assert 0 < hits[0][1] < best  # the unheard word counts: "a" matches half the query
+
+
+def test_a_repeated_word_scores_higher_but_is_held_once(conn: sqlite3.Connection) -> None:
+    texts = [("once", "a version of the deploy"), ("thrice", "version version version of the deploy")]
+    _put(conn, "memories", [*texts, ("other", "redis database"), ("more", "pytest fixture")])
+    index = Index("memories")
+    index.catch_up(conn)
+    found = index.search(["version", "notes"], 5)
+    scores = dict(found.hits)
+    assert scores["thrice"] > scores["once"]
+    assert found.held["thrice"] == found.held["once"] < found.best  # "notes" is held by neither
 
 
 def test_ties_keep_the_older_row_first_and_the_limit(conn: sqlite3.Connection) -> None:

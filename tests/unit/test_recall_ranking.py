@@ -105,6 +105,18 @@ def test_modes_rank_as_named() -> None:
     assert all(0.0 <= c.score <= 1.0 for c in rank(found, adjust=lambda _: 5.0))
 
 
+def test_bearing_counts_each_word_of_the_query_once() -> None:
+    repeats = _candidate("repeats", 0.3, 0.5)
+    repeats.held = 0.3  # the record says one of the query's words again and again
+    plain = _candidate("plain", 0.3, 0.4)
+    plain.held = 0.6  # a long record holding its words once scores under what it holds
+    ranked = {c.id: c for c in rank([repeats, plain], adjust=lambda _: 1.2)}
+    assert ranked["repeats"].score == pytest.approx(1.2 * 0.4)  # the order still reads BM25
+    assert ranked["repeats"].bearing == pytest.approx(1.2 * 0.3)
+    assert ranked["plain"].bearing == pytest.approx(ranked["plain"].score)  # never above it
+    assert all(c.bearing == c.score for c in rank([repeats, plain], mode="keyword"))
+
+
 def test_a_question_ranks_below_a_statement_and_a_period_above() -> None:
     asked = _candidate("asked", 0.6, 0.6, "What other languages have you worked with?")
     told = _candidate("told", 0.55, 0.55, "I have worked with Python and C++.")

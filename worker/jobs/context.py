@@ -56,8 +56,10 @@ EXPERIENCES = collection_for("full")
 # The hooks ask for a few items within milliseconds: each side looks this deep, not the tools' 50
 # (with whole experience payloads, reading 50 a side per kind doubled the prompt hook's time).
 CONTEXT_FUSION = replace(FUSION, depth=16)
-# A relevance (both sides together, the record's standing, a period the query names) that speaks
-# for a record whatever its cosine: a prompt naming a record's rare words, or asking of its time.
+# A bearing (the relevance of both sides together, the record's standing, a period the query
+# names, with each of the prompt's words counted once) that speaks for a record whatever its
+# cosine: a prompt naming a record's rare words, or asking of its time. Counted once: a record
+# that repeats a word is more about it, but holds no more of the prompt.
 RELEVANT = 0.40
 # ...when its meaning is not far off: a greeting whose one word that is not a stopword ("today")
 # a record holds matches "all" of the prompt on the keyword side.
@@ -106,7 +108,7 @@ def _weight(kind: ContextKind, half_life_days: float, payload: dict[str, Any]) -
 def _worth_saying(
     found: list[tuple[ContextKind, Candidate]], bar: float
 ) -> list[tuple[ContextKind, Candidate]]:
-    """What to put forward: the records that lead (their cosine clears ``bar``, or their relevance
+    """What to put forward: the records that lead (their cosine clears ``bar``, or their bearing
     RELEVANT with a cosine of RELEVANT_MIN_COSINE), and with them, when there are any, the records
     within FOLLOWER_GAP of the bar that are at least FOLLOWER_SHARE as relevant as the best leader.
 
@@ -126,7 +128,7 @@ def _worth_saying(
 
 def _leads(hit: Candidate, bar: float) -> bool:
     relevant = max(RELEVANT, bar)  # a caller's higher bar holds for both
-    return hit.cosine >= bar or (hit.score >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
+    return hit.cosine >= bar or (hit.bearing >= relevant and hit.cosine >= RELEVANT_MIN_COSINE)
 
 
 def _leaders_first(

@@ -13,6 +13,9 @@ record holding the names the query writes as code (``worker.recall.names``) come
 stored question holds no answer (it ranks below a statement), a query naming a period prefers
 records of it, and the caller's ``adjust`` weighs what only it knows (source, tier, feedback,
 staleness, importance). ``fused`` is plain reciprocal rank fusion, kept as the baseline.
+
+Each record also gets a bearing, the same relevance with each of the query's words counted once:
+what a gate deciding whether to speak at all reads (``worker.jobs.context``).
 """
 
 from __future__ import annotations
@@ -62,8 +65,13 @@ class Candidate:
     dense_rank: int | None = None  # 1-based; None: the dense side did not list it
     lexical_rank: int | None = None
     lexical: float = 0.0  # keyword strength in [0, 1]
+    held: float = 0.0  # the share of the query's word weight the record holds, each word once
     named: float = 0.0  # the share of the names the query writes as code that the record holds
     score: float = 0.0  # what the list is ordered by, in [0, 1] once ranked
+    # The relevance again with the keyword strength no more than ``held``: how far the query
+    # bears on the record, for a gate; a record repeating a word of the query is more about that
+    # word, which orders records, but it holds no more of the query.
+    bearing: float = 0.0
 
 
 def cosine(row: Vector, query: Vector) -> float:
@@ -125,7 +133,9 @@ async def candidates(
         for point, score in lexical.hits:
             if point in found:  # a point the filter leaves out, or gone from the store, takes no rank
                 rank += 1
-                found[point].lexical_rank, found[point].lexical = rank, lexical.strength(score)
+                matched = found[point]
+                matched.lexical_rank, matched.lexical = rank, lexical.strength(score)
+                matched.held = lexical.share_held(point)
     wanted = names.names_in(query) if mode == "hybrid" else []  # only the hybrid order weighs them
     if wanted:
         for candidate in found.values():
@@ -136,6 +146,41 @@ async def candidates(
 def _asks(payload: dict[str, Any]) -> bool:
     text = payload.get("content") or payload.get("text") or payload.get("goal")
     return isinstance(text, str) and text.rstrip().endswith("?")
+
+
+def _single(candidate: Candidate, mode: Mode, fusion: Fusion) -> float:
+    """A record's score in one of the baseline modes."""
+    if mode == "dense":
+        return max(candidate.cosine, 0.0) if candidate.dense_rank is not None else 0.0
+    if mode == "keyword":
+        return candidate.lexical if candidate.lexical_rank is not None else 0.0
+    return sum(
+        1.0 / (fusion.rrf_k + place)
+        for place in (candidate.dense_rank, candidate.lexical_rank)
+        if place is not None
+    ) / (2.0 / (fusion.rrf_k + 1))
+
+
+def _hybrid(
+    candidate: Candidate,
+    fusion: Fusion,
+    period: Period | None,
+    adjust: Callable[[dict[str, Any]], float] | None,
+) -> tuple[float, float]:
+    """A record's relevance and its bearing (``Candidate.bearing``)."""
+    dense = fusion.dense_share * max(candidate.cosine, 0.0)
+    relevance = dense + (1.0 - fusion.dense_share) * candidate.lexical
+    bearing = dense + (1.0 - fusion.dense_share) * min(candidate.lexical, candidate.held)
+    weight = 1.0 + fusion.name * candidate.named
+    if _asks(candidate.payload):
+        weight *= fusion.question
+    if period is not None and period.holds(candidate.payload):
+        weight *= period.weight
+    if period is not None and candidate.id == period.event_point:
+        weight *= EVENT_POINT_WEIGHT
+    if adjust is not None:
+        weight *= adjust(candidate.payload)
+    return relevance * weight, bearing * weight
 
 
 def rank(
@@ -149,30 +194,13 @@ def rank(
     """``found`` ordered best first, each with its relevance in [0, 1]."""
     ranked: list[Candidate] = []
     for candidate in found:
-        if mode == "dense":
-            score = max(candidate.cosine, 0.0) if candidate.dense_rank is not None else 0.0
-        elif mode == "keyword":
-            score = candidate.lexical if candidate.lexical_rank is not None else 0.0
-        elif mode == "fused":
-            score = sum(
-                1.0 / (fusion.rrf_k + place)
-                for place in (candidate.dense_rank, candidate.lexical_rank)
-                if place is not None
-            ) / (2.0 / (fusion.rrf_k + 1))
+        if mode == "hybrid":
+            score, bearing = _hybrid(candidate, fusion, period, adjust)
         else:
-            score = fusion.dense_share * max(candidate.cosine, 0.0)
-            score += (1.0 - fusion.dense_share) * candidate.lexical
-            score *= 1.0 + fusion.name * candidate.named
-            if _asks(candidate.payload):
-                score *= fusion.question
-            if period is not None and period.holds(candidate.payload):
-                score *= period.weight
-            if period is not None and candidate.id == period.event_point:
-                score *= EVENT_POINT_WEIGHT
-            if adjust is not None:
-                score *= adjust(candidate.payload)
-        ranked.append(replace(candidate, score=score))
+            score = bearing = _single(candidate, mode, fusion)
+        ranked.append(replace(candidate, score=score, bearing=bearing))
     ranked.sort(key=lambda c: (c.score, c.cosine), reverse=True)
     for candidate in ranked:  # boosts order the list; the relevance told stays in [0, 1]
         candidate.score = min(max(candidate.score, 0.0), 1.0)
+        candidate.bearing = min(max(candidate.bearing, 0.0), 1.0)
     return ranked

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import sqlite3
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from learning_memory.shared.contracts.experiences import collection_for
 from learning_memory.shared.contracts.learning import VALUES_COLLECTION
@@ -95,13 +95,20 @@ async def count(metadata: MetadataStore, collection: str) -> int:
 class Matches:
     """A keyword search's answer: (point id, BM25 score) best first, higher better; and what a
     record holding every known word of the query once would score (the sum of their IDFs), so
-    that ``score / best_possible`` tells how much of the query a record matches, in [0, 1]."""
+    that ``score / best_possible`` tells how much of the query a record matches, in [0, 1].
+    ``held`` has, per point, the IDFs of the query's words it holds, each counted once."""
 
     hits: list[tuple[str, float]]
     best_possible: float
+    held: dict[str, float] = field(default_factory=dict)
 
     def strength(self, score: float) -> float:
         return min(score / self.best_possible, 1.0) if self.best_possible > 0 else 0.0
+
+    def share_held(self, point: str) -> float:
+        """The share of the query's word weight ``point`` holds, a repeated word counting once:
+        how much of the query the record holds, where ``strength`` is also how much it is about it."""
+        return self.strength(self.held.get(point, 0.0))
 
 
 NO_MATCHES = Matches([], 0.0)
@@ -116,8 +123,8 @@ async def search(metadata: MetadataStore, collection: str, words: Sequence[str],
     def run(conn: sqlite3.Connection) -> Matches:
         with index.lock:
             index.catch_up(conn)
-            hits, best = index.search(words, limit)
-        return Matches(hits, best) if hits else NO_MATCHES
+            found = index.search(words, limit)
+        return Matches(found.hits, found.best, found.held) if found.hits else NO_MATCHES
 
     return await metadata.read(run)
 

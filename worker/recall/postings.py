@@ -26,7 +26,7 @@ import threading
 import unicodedata
 import weakref
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -45,6 +45,16 @@ _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 _stemmer = threading.local()
 
 Ints = npt.NDArray[np.int64]
+
+
+class Found(NamedTuple):
+    """A search's answer: (point, BM25) best first; the sum of the query's IDFs (what a row
+    holding each of its words once would score); and, per point found, the sum of the IDFs of
+    the query's words it holds, each counted once however often the row repeats it."""
+
+    hits: list[tuple[str, float]]
+    best: float
+    held: dict[str, float]
 
 
 def _stem(words: list[str]) -> list[str]:
@@ -224,10 +234,11 @@ class Index:
         living = self.alive[slots]
         return slots[living], freqs[living].astype(np.float64)
 
-    def search(self, words: Sequence[str], limit: int) -> tuple[list[tuple[str, float]], float]:
-        """The ``limit`` best (point, BM25) for ``words``, and the sum of their IDFs."""
+    def search(self, words: Sequence[str], limit: int) -> Found:
+        """The ``limit`` best rows for ``words``."""
         documents = self.living
         scores = np.zeros(len(self.points), np.float64)
+        held = np.zeros(len(self.points), np.float64)
         average = self.total_length / documents if documents else 1.0
         best = 0.0
         for word in words:
@@ -240,14 +251,20 @@ class Index:
                 if freqs is not None and len(slots):
                     norm = K1 * (1 - B + B * self.lengths[slots] / average)
                     scores[slots] += idf * freqs * (K1 + 1) / (freqs + norm)
+                    held[slots] += idf
         matched = np.flatnonzero(scores)
         if not len(matched) or limit <= 0:
-            return [], best
+            return Found([], best, {})
         if len(matched) > limit:
             bar = np.partition(scores[matched], len(matched) - limit)[len(matched) - limit]
             matched = matched[scores[matched] >= bar]  # ties at the bar kept, then ordered
         order = np.lexsort((self.row_ids[matched], -scores[matched]))[:limit]
-        return [(self.points[s], float(scores[s])) for s in matched[order]], best
+        chosen = matched[order]
+        return Found(
+            [(self.points[s], float(scores[s])) for s in chosen],
+            best,
+            {self.points[s]: float(held[s]) for s in chosen},
+        )
 
 
 # One index per collection per metadata store: a store closed and dropped takes its indexes.
