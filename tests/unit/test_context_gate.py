@@ -22,8 +22,8 @@ def hit(
     name: str, cosine: float, score: float = 0.0, bearing: float | None = None
 ) -> tuple[ContextKind, Candidate]:
     """A ranked record; its bearing is its relevance unless told (no word repeated)."""
-    held = score if bearing is None else bearing
-    return "memory", Candidate(id=name, payload={}, cosine=cosine, score=score, bearing=held)
+    share = 1.0 if bearing is None or not score else bearing / score
+    return "memory", Candidate(id=name, payload={}, cosine=cosine, score=score, unrepeated=share)
 
 
 def names(found: list[tuple[ContextKind, Candidate]]) -> list[str]:

@@ -68,10 +68,16 @@ class Candidate:
     held: float = 0.0  # the share of the query's word weight the record holds, each word once
     named: float = 0.0  # the share of the names the query writes as code that the record holds
     score: float = 0.0  # what the list is ordered by, in [0, 1] once ranked
-    # The relevance again with the keyword strength no more than ``held``: how far the query
-    # bears on the record, for a gate; a record repeating a word of the query is more about that
-    # word, which orders records, but it holds no more of the query.
-    bearing: float = 0.0
+    # The share of ``score`` that stands with the keyword strength no more than ``held``.
+    unrepeated: float = 1.0
+
+    @property
+    def bearing(self) -> float:
+        """How far the query bears on the record, for a gate: its relevance with each of the
+        query's words counted once. A record repeating a word of the query is more about that
+        word, which orders records, but it holds no more of the query. A share of ``score``, so
+        whatever later scales the score (feedback, neighbours) scales it too."""
+        return self.score * self.unrepeated
 
 
 def cosine(row: Vector, query: Vector) -> float:
@@ -167,10 +173,11 @@ def _hybrid(
     period: Period | None,
     adjust: Callable[[dict[str, Any]], float] | None,
 ) -> tuple[float, float]:
-    """A record's relevance and its bearing (``Candidate.bearing``)."""
+    """A record's relevance, and the share of it that stands with each word counted once."""
     dense = fusion.dense_share * max(candidate.cosine, 0.0)
     relevance = dense + (1.0 - fusion.dense_share) * candidate.lexical
-    bearing = dense + (1.0 - fusion.dense_share) * min(candidate.lexical, candidate.held)
+    unrepeated = dense + (1.0 - fusion.dense_share) * min(candidate.lexical, candidate.held)
+    share = unrepeated / relevance if relevance > 0 else 1.0
     weight = 1.0 + fusion.name * candidate.named
     if _asks(candidate.payload):
         weight *= fusion.question
@@ -180,7 +187,7 @@ def _hybrid(
         weight *= EVENT_POINT_WEIGHT
     if adjust is not None:
         weight *= adjust(candidate.payload)
-    return relevance * weight, bearing * weight
+    return relevance * weight, share
 
 
 def rank(
@@ -194,13 +201,13 @@ def rank(
     """``found`` ordered best first, each with its relevance in [0, 1]."""
     ranked: list[Candidate] = []
     for candidate in found:
-        if mode == "hybrid":
-            score, bearing = _hybrid(candidate, fusion, period, adjust)
-        else:
-            score = bearing = _single(candidate, mode, fusion)
-        ranked.append(replace(candidate, score=score, bearing=bearing))
+        score, share = (
+            _hybrid(candidate, fusion, period, adjust)
+            if mode == "hybrid"
+            else (_single(candidate, mode, fusion), 1.0)
+        )
+        ranked.append(replace(candidate, score=score, unrepeated=share))
     ranked.sort(key=lambda c: (c.score, c.cosine), reverse=True)
     for candidate in ranked:  # boosts order the list; the relevance told stays in [0, 1]
         candidate.score = min(max(candidate.score, 0.0), 1.0)
-        candidate.bearing = min(max(candidate.bearing, 0.0), 1.0)
     return ranked

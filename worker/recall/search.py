@@ -98,8 +98,7 @@ async def weigh_what_followed(
     weighed = []
     for kind, hit in hits:
         outcome = shown.get(context_id(kind, hit), NONE)
-        factor = feedback_factor(outcome)
-        weighed.append((kind, replace(hit, score=hit.score * factor, bearing=hit.bearing * factor), outcome))
+        weighed.append((kind, replace(hit, score=hit.score * feedback_factor(outcome)), outcome))
     weighed.sort(key=lambda entry: entry[1].score, reverse=True)
     return weighed
 
