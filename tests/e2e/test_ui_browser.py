@@ -6,13 +6,15 @@ screenshots are kept under bench/results/ui/."""
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
+from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.remote.webdriver import WebDriver
-from selenium.webdriver.support.expected_conditions import staleness_of
+from selenium.webdriver.remote.webelement import WebElement
 
 from bench.ui.browser import chromium, screenshot, wait_until
 from bench.ui.process import view_process
@@ -61,13 +63,31 @@ def _follow_the_map(driver: WebDriver, url: str, store: Store) -> None:
     screenshot(driver, "cluster-map")
 
 
+def _gone(element: WebElement) -> Callable[[WebDriver], bool]:
+    """Selenium's staleness_of, also for Chrome's other answer about a node of a page being
+    replaced: "Node with given id does not belong to the document" instead of a stale element."""
+
+    def check(_: WebDriver) -> bool:
+        try:
+            element.is_enabled()
+        except StaleElementReferenceException:
+            return True
+        except WebDriverException as exc:
+            if "does not belong to the document" in str(exc):
+                return True
+            raise
+        return False
+
+    return check
+
+
 def _click_and_wait(driver: WebDriver, selector: str) -> str:
     """Click a curation button; the page it leads to says what was done."""
     button = driver.find_element(By.CSS_SELECTOR, selector)
     button.click()
     # The button's form posts and the browser loads the answer: until the old page is gone, the
     # notice found may be the one it showed (Undo sits on a page with a notice already).
-    wait_until(driver, staleness_of(button))
+    wait_until(driver, _gone(button))
     notice = wait_until(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".notice"))
     _no_error(driver)
     return str(notice[0].text)
